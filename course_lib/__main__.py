@@ -1,0 +1,3 @@
+from course_lib.cli import main
+
+raise SystemExit(main())

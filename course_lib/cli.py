@@ -1,0 +1,66 @@
+"""The `course-lib` command line.
+
+Verbs come from the task and grading modules: each module under
+`course_lib/tasks/` or `course_lib/grading/` that defines
+`register_cli(commands)` adds its own sub-commands, so this file never lists
+them. `commands.root` takes new top-level verbs (`reversal`, `translate`,
+`grade`...); `commands.train` and `commands.evaluate` take one entry per task
+(`course-lib train translation ...`).
+"""
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from dataclasses import dataclass
+
+COMMAND_PACKAGES = ("course_lib.tasks", "course_lib.grading")
+
+
+@dataclass
+class Commands:
+    root: argparse._SubParsersAction
+    train: argparse._SubParsersAction
+    evaluate: argparse._SubParsersAction
+
+
+def _command_modules():
+    for package_name in COMMAND_PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+            module = importlib.import_module(f"{package_name}.{info.name}")
+            if hasattr(module, "register_cli"):
+                yield module
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="course-lib",
+        description="Encoder-decoder networks and attention: experiments, training and grading.",
+    )
+    root = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    train = root.add_parser("train", help="train a model for a task").add_subparsers(
+        dest="task", metavar="TASK", required=True
+    )
+    evaluate = root.add_parser("evaluate", help="evaluate a trained model").add_subparsers(
+        dest="task", metavar="TASK", required=True
+    )
+    commands = Commands(root=root, train=train, evaluate=evaluate)
+    for module in _command_modules():
+        module.register_cli(commands)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.handler(args)
+    except (ValueError, FileNotFoundError) as error:
+        print(f"course-lib: error: {error}", file=sys.stderr)
+        return 2
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Data: one module per generated set and per real-data format."""

@@ -1,0 +1,82 @@
+"""The reversal task: read a string of digits, write it backwards.
+
+Vocabulary: `<pad>`=0, `<GO>`=1, `<stop>`=2, `<unk>`=3, digits 0-9 = ids 4..13.
+The correct alignment is known exactly: output step t copies input position
+L-1-t (the anti-diagonal), which makes the task a clean test of attention.
+"""
+
+import numpy as np
+
+PAD, GO, STOP, UNK = 0, 1, 2, 3
+SPECIAL_TOKENS = ["<pad>", "<GO>", "<stop>", "<unk>"]
+DIGIT_OFFSET = len(SPECIAL_TOKENS)
+VOCAB = SPECIAL_TOKENS + [str(d) for d in range(10)]
+VOCAB_SIZE = len(VOCAB)
+
+
+def encode_digits(digits):
+    """Digit values (0-9) to token ids."""
+    digits = np.asarray(digits)
+    if digits.size and (digits.min() < 0 or digits.max() > 9):
+        raise ValueError(f"Digits must lie in 0..9. Received: {digits.tolist()}")
+    return digits + DIGIT_OFFSET
+
+
+def decode_ids(ids):
+    """Token ids to digit values, ignoring special tokens."""
+    return [int(i) - DIGIT_OFFSET for i in ids if int(i) >= DIGIT_OFFSET]
+
+
+def make_examples(digits):
+    """Digits `(batch, L)` -> (source, target_in, target_out) id arrays."""
+    digits = np.asarray(digits)
+    if digits.ndim != 2:
+        raise ValueError(f"`digits` must have shape (batch, length). Received: shape={digits.shape}")
+    source = encode_digits(digits).astype("int32")  # (batch, L)
+    reversed_ids = source[:, ::-1]
+    batch = len(source)
+    target_in = np.concatenate([np.full((batch, 1), GO, "int32"), reversed_ids], axis=1)  # (batch, L+1)
+    target_out = np.concatenate([reversed_ids, np.full((batch, 1), STOP, "int32")], axis=1)
+    return source, target_in, target_out
+
+
+def random_digits(rng, batch_size, length):
+    return rng.integers(0, 10, size=(batch_size, length))
+
+
+def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
+    """Yields `({"source", "target_in"}, target_out)` with one length per batch."""
+    if min_length < 1 or max_length < min_length:
+        raise ValueError(
+            "Need 1 <= min_length <= max_length. "
+            f"Received: min_length={min_length}, max_length={max_length}"
+        )
+    rng = np.random.default_rng(seed)
+    for _ in range(num_batches):
+        length = int(rng.integers(min_length, max_length + 1))
+        source, target_in, target_out = make_examples(random_digits(rng, batch_size, length))
+        yield {"source": source, "target_in": target_in}, target_out
+
+
+def test_set(length, count=500, seed=1234):
+    """A fixed set of `count` strings of one length, (source, target_out)."""
+    rng = np.random.default_rng(seed + length)
+    source, _, target_out = make_examples(random_digits(rng, count, length))
+    return source, target_out
+
+
+def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
+    """The training batches as a `tf.data.Dataset` with variable length."""
+    import tensorflow as tf
+
+    spec = (
+        {
+            "source": tf.TensorSpec((None, None), tf.int32),
+            "target_in": tf.TensorSpec((None, None), tf.int32),
+        },
+        tf.TensorSpec((None, None), tf.int32),
+    )
+    return tf.data.Dataset.from_generator(
+        lambda: training_batches(num_batches, batch_size, min_length, max_length, seed),
+        output_signature=spec,
+    ).prefetch(4)

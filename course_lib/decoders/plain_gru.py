@@ -1,0 +1,115 @@
+"""The plain encoder-decoder's decoder: one encoding for the whole output."""
+
+import keras
+from keras import ops
+
+from course_lib.layers.masking import check_token_ids
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class PlainGRUDecoder(keras.layers.Layer):
+    """A GRU decoder conditioned on a single encoding `h_T` (no attention).
+
+    Option 1 (`option=1`): the encoding is the first state, `s_0 = h_T`, and
+    reaches later steps only through the recurrence.
+    Option 2 (`option=2`): the encoding is joined to every input,
+    `s_t = GRU(s_{t-1}, [e(y_{t-1}); h_T])`, and the state starts from zeros.
+
+    Output: `P(y_t | y_<t, x) = softmax(V s_t + b)`.
+
+    Args:
+        vocab_size: number of target tokens, padding included.
+        embedding_dim: size of the target embeddings.
+        units: size of the decoder state.
+        option: 1 or 2, as above.
+
+    Call arguments:
+        target_inputs: `(batch, tgt_len)` token ids starting with `<GO>`.
+        encoder_outputs: `(batch, src_len, value_dim)`; only its shape is used
+            (for the zero alignments), kept so both decoders share one signature.
+        initial_state: the encoding `h_T`, `(batch, units)` for option 1 or
+            `(batch, encoding_dim)` for option 2.
+        source_mask: ignored (the encoder already skipped padding).
+        training: Python boolean.
+
+    Returns:
+        A tuple `(logits, alignments)`; the plain decoder attends to nothing, so
+        `alignments` is all zeros `(batch, tgt_len, src_len)`.
+    """
+
+    has_attention = False
+
+    def __init__(self, vocab_size, embedding_dim, units, option=1, **kwargs):
+        super().__init__(**kwargs)
+        if option not in (1, 2):
+            raise ValueError(f"`option` must be 1 or 2. Received: option={option}")
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.option = option
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+        self.gru = keras.layers.GRU(units, return_sequences=True, name="gru")
+        self.output_layer = keras.layers.Dense(vocab_size, name="output")
+
+    def build(self, target_inputs_shape, encoder_outputs_shape):
+        batch, length = target_inputs_shape[0], target_inputs_shape[1]
+        extra = encoder_outputs_shape[-1] if self.option == 2 else 0
+        self.embedding.build(target_inputs_shape)
+        self.gru.build((batch, length, self.embedding_dim + extra))
+        self.output_layer.build((batch, self.units))
+
+    def prepare_memory(self, encoder_outputs, initial_state, source_mask=None):
+        """What a step needs: the encoding (option 2) and the source length."""
+        return {
+            "encoding": initial_state,  # (batch, encoding_dim)
+            "no_weights": ops.zeros_like(encoder_outputs[:, :, 0]),  # (batch, src_len)
+        }
+
+    def start_state(self, initial_state):
+        if self.option == 1:
+            return initial_state
+        return ops.zeros((ops.shape(initial_state)[0], self.units), dtype=initial_state.dtype)
+
+    def _inputs(self, embedded, encoding):
+        if self.option == 1:
+            return embedded
+        if len(embedded.shape) == 3:
+            repeated = ops.repeat(encoding[:, None, :], ops.shape(embedded)[1], axis=1)
+            return ops.concatenate([embedded, repeated], axis=-1)  # (batch, tgt_len, emb+enc)
+        return ops.concatenate([embedded, encoding], axis=-1)  # (batch, emb+enc)
+
+    def step(self, previous_tokens, state, memory, training=None):
+        """Returns `(logits, s_t, zeros)` for one step."""
+        embedded = self.embedding(previous_tokens)  # (batch, emb)
+        new_state, _ = self.gru.cell(self._inputs(embedded, memory["encoding"]), state, training=training)
+        return self.output_layer(new_state), new_state, memory["no_weights"]
+
+    def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
+        check_token_ids(target_inputs, "target_inputs")
+        embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
+        states = self.gru(
+            self._inputs(embedded, initial_state),
+            initial_state=self.start_state(initial_state),
+            training=training,
+        )  # (batch, tgt_len, units)
+        logits = self.output_layer(states)  # (batch, tgt_len, vocab)
+        alignments = ops.zeros(
+            (ops.shape(target_inputs)[0], ops.shape(target_inputs)[1], ops.shape(encoder_outputs)[1]),
+            dtype=logits.dtype,
+        )
+        return logits, alignments
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "option": self.option,
+            }
+        )
+        return config

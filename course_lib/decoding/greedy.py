@@ -1,0 +1,49 @@
+"""Greedy decoding: feed back the most probable token until `<stop>`."""
+
+from keras import ops
+
+from course_lib.recurrence import scan
+
+
+def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, pad_id=0):
+    """Decodes a whole batch greedily for exactly `max_length` steps.
+
+    The loop has a fixed length so that it compiles once; a sequence that has
+    produced `<stop>` keeps emitting `pad_id` (and zero attention) afterwards.
+
+    Args:
+        decoder: a decoder with `step(previous_tokens, state, memory)`.
+        memory: the decoder's `prepare_memory(...)` output.
+        start_state: `s_0`, `(batch, units)`.
+        start_id, stop_id, pad_id: the `<GO>`, `<stop>` and `<pad>` ids.
+        max_length: the most output tokens (the `<stop>` included).
+
+    Returns:
+        `(tokens, alignments, log_probs)`: `(batch, max_length)` int32 tokens,
+        `(batch, max_length, src_len)` attention weights and the summed
+        log-probability of each sequence `(batch,)`.
+    """
+    if int(max_length) < 1:
+        raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
+    batch = ops.shape(start_state)[0]
+    first_tokens = ops.full((batch,), start_id, dtype="int32")
+    finished = ops.zeros((batch,), dtype="bool")
+    total = ops.zeros((batch,), dtype=start_state.dtype)
+
+    def body(carry, _):
+        previous, state, finished, total = carry
+        logits, new_state, weights = decoder.step(previous, state, memory)  # (batch, vocab)
+        log_probs = ops.log_softmax(logits, axis=-1)
+        tokens = ops.cast(ops.argmax(logits, axis=-1), "int32")  # (batch,)
+        tokens = ops.where(finished, pad_id, tokens)
+        best = ops.max(log_probs, axis=-1)
+        total = total + ops.where(finished, ops.zeros_like(best), best)
+        weights = ops.where(finished[:, None], ops.zeros_like(weights), weights)
+        state = ops.where(finished[:, None], state, new_state)
+        finished = ops.logical_or(finished, ops.equal(tokens, stop_id))
+        return (tokens, state, finished, total), (tokens, weights)
+
+    (_, _, _, total), (tokens, weights) = scan(
+        body, (first_tokens, start_state, finished, total), None, length=int(max_length)
+    )
+    return ops.transpose(tokens, (1, 0)), ops.transpose(weights, (1, 0, 2)), total

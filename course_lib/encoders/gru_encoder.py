@@ -1,0 +1,100 @@
+"""Recurrent encoders for token sequences: `h_j = GRU(h_{j-1}, e(x_j))`."""
+
+import keras
+from keras import ops
+
+from course_lib.layers.masking import check_token_ids
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class GRUEncoder(keras.layers.Layer):
+    """Embeds source tokens and runs a (bi)directional GRU over them.
+
+    The unidirectional encoder hands its last state over unchanged
+    (`s_0 = h_T`, the lecture's option 1). The bidirectional encoder reads the
+    sentence both ways, returns `h_j = [h_fwd_j; h_bwd_j]` and bridges the two
+    final states into the decoder's first state,
+    `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b_bridge)` (Bahdanau et al.).
+
+    Token id 0 is padding: it is masked in the GRU, so padded positions neither
+    change the final state nor receive attention downstream.
+
+    Args:
+        vocab_size: number of source tokens, padding included.
+        embedding_dim: size of the token embeddings `e(x_j)`.
+        units: GRU size per direction.
+        bidirectional: read the sequence in both directions.
+        decoder_units: size of the decoder state `s_0`; defaults to `units`.
+            A unidirectional encoder with `decoder_units != units` also gets
+            the bridge.
+
+    Call arguments:
+        source: integer token ids `(batch, src_len)`.
+
+    Returns:
+        A tuple `(encoder_outputs, initial_state, source_mask)`:
+        `(batch, src_len, units * directions)`, `(batch, decoder_units)` and a
+        boolean `(batch, src_len)`.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        bidirectional=False,
+        decoder_units=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.bidirectional = bidirectional
+        self.decoder_units = decoder_units or units
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+        gru = keras.layers.GRU(units, return_sequences=True, return_state=True, name="gru")
+        self.rnn = keras.layers.Bidirectional(gru, name="bigru") if bidirectional else gru
+        self.uses_bridge = bidirectional or self.decoder_units != units
+        self.bridge = (
+            keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge")
+            if self.uses_bridge
+            else None
+        )
+
+    def build(self, source_shape):
+        self.embedding.build(source_shape)
+        self.rnn.build(tuple(source_shape) + (self.embedding_dim,))
+        if self.bridge is not None:
+            directions = 2 if self.bidirectional else 1
+            self.bridge.build((source_shape[0], directions * self.units))
+
+    def call(self, source, training=None):
+        check_token_ids(source, "source")
+        source_mask = ops.not_equal(source, 0)  # (batch, src_len)
+        embedded = self.embedding(source)  # (batch, src_len, embedding_dim)
+        if self.bidirectional:
+            outputs, forward_state, backward_state = self.rnn(
+                embedded, mask=source_mask, training=training
+            )
+            final = ops.concatenate([forward_state, backward_state], axis=-1)  # (batch, 2*units)
+        else:
+            outputs, final = self.rnn(embedded, mask=source_mask, training=training)
+        initial_state = self.bridge(final) if self.bridge is not None else final  # (batch, dec_units)
+        return outputs, initial_state, source_mask
+
+    def compute_mask(self, source, mask=None):
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "units": self.units,
+                "bidirectional": self.bidirectional,
+                "decoder_units": self.decoder_units,
+            }
+        )
+        return config

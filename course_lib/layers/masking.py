@@ -1,0 +1,56 @@
+"""Masked softmax and mask checks shared by every attention layer."""
+
+from keras import ops
+
+# Added to the score of a padded position. Far below any real score, yet finite,
+# so that a row in which every position is padding never produces inf - inf = NaN.
+NEGATIVE_SCORE = -1e9
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax over `axis` that gives padded positions exactly zero weight.
+
+    Args:
+        scores: float tensor of unnormalised scores.
+        mask: optional boolean tensor broadcastable to `scores`; `False` = padding.
+        axis: the axis to normalise over.
+
+    Returns:
+        Weights of the shape of `scores`. Rows with no real position are all zero.
+    """
+    if mask is None:
+        return ops.softmax(scores, axis=axis)
+    mask = ops.cast(mask, "bool")
+    scores = ops.where(mask, scores, ops.cast(NEGATIVE_SCORE, scores.dtype))
+    weights = ops.softmax(scores, axis=axis)
+    # exp(-1e9 - max) underflows to exactly 0 already; the product also zeroes
+    # the uniform weights of an all-padding row.
+    return weights * ops.cast(mask, weights.dtype)
+
+
+def check_mask(mask, expected_shape, name):
+    """Raises ValueError unless `mask` has the (batch, length) shape of `name`."""
+    if len(mask.shape) != len(expected_shape):
+        raise ValueError(
+            f"The mask must have shape {tuple(expected_shape)} to match `{name}`. "
+            f"Received: mask.shape={mask.shape}"
+        )
+    for got, want in zip(mask.shape, expected_shape):
+        if got is not None and want is not None and got != want:
+            raise ValueError(
+                f"The mask must have shape {tuple(expected_shape)} to match `{name}`. "
+                f"Received: mask.shape={mask.shape}"
+            )
+
+
+def check_token_ids(tokens, name="tokens"):
+    """Raises ValueError unless `tokens` is an integer tensor of rank 2."""
+    dtype = str(getattr(tokens, "dtype", ""))
+    if "int" not in dtype:
+        raise ValueError(
+            f"`{name}` must be an integer tensor of token ids. Received: {name}.dtype={dtype}"
+        )
+    if len(tokens.shape) != 2:
+        raise ValueError(
+            f"`{name}` must have rank 2 (batch, length). Received: {name}.shape={tokens.shape}"
+        )

@@ -1,0 +1,225 @@
+"""The sequence-to-sequence model: a GRU encoder and a GRU decoder."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from course_lib.decoders.attention_gru import AttentionGRUDecoder
+from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.greedy import greedy_decode
+from course_lib.encoders.gru_encoder import GRUEncoder
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class Seq2Seq(keras.Model):
+    """Encoder-decoder over token ids, with or without attention.
+
+    Training uses teacher forcing: the model is called on
+    `{"source": (batch, src_len), "target_in": (batch, tgt_len)}`, where
+    `target_in` is `<GO>` followed by the target, and returns logits
+    `(batch, tgt_len, vocab)` to be compared with `target_out` (the target
+    followed by `<stop>`), so it works with `fit`, `evaluate` and `predict`.
+    `predict` given only the sources decodes them greedily.
+
+    Args:
+        source_vocab_size, target_vocab_size: vocabulary sizes (padding = 0).
+        embedding_dim: size of both embeddings.
+        units: GRU size (per direction in the encoder; the decoder state size).
+        attention: `True` for the attentional decoder, `False` for the plain one.
+        option: for the plain decoder, 1 (`s_0 = h_T`) or 2 (`h_T` at every step).
+        bidirectional: bidirectional encoder with the bridge to `s_0`.
+        attention_units: hidden size of the scoring network.
+        deep_output: output layer reads `[s_t; c_t; e(y_{t-1})]`.
+        teacher_forcing_ratio: see `AttentionGRUDecoder`.
+        start_id, stop_id, pad_id: the special token ids.
+        max_output_length: default length limit for decoding.
+    """
+
+    def __init__(
+        self,
+        source_vocab_size,
+        target_vocab_size,
+        embedding_dim=32,
+        units=128,
+        attention=True,
+        option=1,
+        bidirectional=False,
+        attention_units=None,
+        deep_output=False,
+        teacher_forcing_ratio=1.0,
+        start_id=1,
+        stop_id=2,
+        pad_id=0,
+        max_output_length=50,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.source_vocab_size = source_vocab_size
+        self.target_vocab_size = target_vocab_size
+        self.embedding_dim = embedding_dim
+        self.units = units
+        self.attention = attention
+        self.option = option
+        self.bidirectional = bidirectional
+        self.attention_units = attention_units
+        self.deep_output = deep_output
+        self.teacher_forcing_ratio = teacher_forcing_ratio
+        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
+        self.max_output_length = max_output_length
+        self.encoder = GRUEncoder(
+            source_vocab_size, embedding_dim, units, bidirectional=bidirectional,
+            decoder_units=units, name="encoder",
+        )
+        if attention:
+            self.decoder = AttentionGRUDecoder(
+                target_vocab_size, embedding_dim, units, attention_units=attention_units,
+                deep_output=deep_output, teacher_forcing_ratio=teacher_forcing_ratio,
+                name="decoder",
+            )
+        else:
+            self.decoder = PlainGRUDecoder(target_vocab_size, embedding_dim, units, option=option, name="decoder")
+        self._decode_functions = {}
+
+    # -- forward passes ---------------------------------------------------------
+
+    @staticmethod
+    def _unpack(inputs):
+        if isinstance(inputs, dict):
+            if "source" not in inputs or "target_in" not in inputs:
+                raise ValueError(
+                    "Seq2Seq expects a dict with keys 'source' and 'target_in'. "
+                    f"Received: keys={sorted(inputs)}"
+                )
+            return inputs["source"], inputs["target_in"]
+        if isinstance(inputs, (list, tuple)) and len(inputs) == 2:
+            return inputs
+        raise ValueError(
+            "Seq2Seq expects {'source': ..., 'target_in': ...} or (source, target_in). "
+            f"Received: {type(inputs).__name__}"
+        )
+
+    def encode(self, source, training=None):
+        """Returns `(encoder_outputs, initial_state, source_mask)`."""
+        return self.encoder(source, training=training)
+
+    def forward(self, source, target_in, training=None):
+        """Teacher-forced pass; returns `(logits, alignments)`."""
+        if source.shape[0] is not None and target_in.shape[0] is not None and source.shape[0] != target_in.shape[0]:
+            raise ValueError(
+                "`source` and `target_in` must have the same batch size. "
+                f"Received: source.shape={source.shape}, target_in.shape={target_in.shape}"
+            )
+        encoder_outputs, initial_state, source_mask = self.encode(source, training)
+        return self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
+
+    def call(self, inputs, training=None):
+        source, target_in = self._unpack(inputs)
+        logits, _ = self.forward(source, target_in, training=training)
+        return logits  # (batch, tgt_len, vocab)
+
+    def alignments(self, source, target_in):
+        """Attention weights under teacher forcing: `(batch, tgt_len, src_len)`."""
+        return self.forward(source, target_in, training=False)[1]
+
+    # -- decoding ---------------------------------------------------------------
+
+    def _greedy(self, source, max_length):
+        encoder_outputs, initial_state, source_mask = self.encode(source, training=False)
+        memory = self.decoder.prepare_memory(encoder_outputs, initial_state, source_mask)
+        return greedy_decode(
+            self.decoder, memory, self.decoder.start_state(initial_state),
+            self.start_id, self.stop_id, max_length, pad_id=self.pad_id,
+        )
+
+    def greedy_function(self, max_length):
+        """A compiled greedy decoder for any batch size and source length."""
+        if max_length not in self._decode_functions:
+            import tensorflow as tf
+
+            spec = tf.TensorSpec((None, None), tf.int32)
+
+            @tf.function(input_signature=[spec], reduce_retracing=True)
+            def decode(source):
+                return self._greedy(source, max_length)
+
+            self._decode_functions[max_length] = decode
+        return self._decode_functions[max_length]
+
+    def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
+        """Decodes `source` (integer array `(batch, src_len)`).
+
+        Returns a dict of NumPy arrays: `tokens (batch, max_length)`,
+        `alignments (batch, max_length, src_len)` and `scores (batch,)` (the
+        log-probability of each output). With `beam_width > 1` beam search is
+        used and `tokens`/`alignments` hold the best hypothesis.
+        """
+        source = np.asarray(source)
+        if source.ndim != 2 or not np.issubdtype(source.dtype, np.integer):
+            raise ValueError(
+                "`source` must be an integer array (batch, src_len). "
+                f"Received: source.shape={source.shape}, dtype={source.dtype}"
+            )
+        max_length = int(max_length or self.max_output_length)
+        if beam_width > 1:
+            from course_lib.decoding.beam import beam_search_model
+
+            return beam_search_model(self, source, max_length, beam_width, length_penalty)
+        tokens, alignments, scores = self.greedy_function(max_length)(source.astype("int32"))
+        return {
+            "tokens": np.asarray(tokens),
+            "alignments": np.asarray(alignments),
+            "scores": np.asarray(scores),
+        }
+
+    def predict_step(self, data):
+        x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
+        if isinstance(x, dict) and "target_in" in x or isinstance(x, (list, tuple)):
+            return self(x, training=False)
+        source = x["source"] if isinstance(x, dict) else x
+        tokens, _, _ = self._greedy(ops.cast(source, "int32"), self.max_output_length)
+        return tokens
+
+    # -- Keras plumbing -----------------------------------------------------------
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
+        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
+        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        # Our `compile` only fills in defaults, so Keras's own restore applies.
+        return super().compile_from_config(config)
+
+    def build(self, input_shape=None):
+        """Creates every weight by running one tiny teacher-forced batch."""
+        if self.built:
+            return
+        source = ops.ones((1, 2), dtype="int32")
+        self.forward(source, source, training=False)
+        self.built = True
+
+    def get_build_config(self):
+        return {"built": True}
+
+    def build_from_config(self, config):
+        self.build()
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "source_vocab_size": self.source_vocab_size,
+            "target_vocab_size": self.target_vocab_size,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "attention": self.attention,
+            "option": self.option,
+            "bidirectional": self.bidirectional,
+            "attention_units": self.attention_units,
+            "deep_output": self.deep_output,
+            "teacher_forcing_ratio": self.teacher_forcing_ratio,
+            "start_id": self.start_id,
+            "stop_id": self.stop_id,
+            "pad_id": self.pad_id,
+            "max_output_length": self.max_output_length,
+        }

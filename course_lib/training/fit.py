@@ -1,0 +1,47 @@
+"""Training loops shared by every task: fixed step budgets with progress."""
+
+import time
+
+import keras
+
+
+class StepTimer(keras.callbacks.Callback):
+    """Records wall time of training, for the benchmark figures."""
+
+    def on_train_begin(self, logs=None):
+        self.start = time.perf_counter()
+
+    def on_train_end(self, logs=None):
+        self.seconds = time.perf_counter() - self.start
+
+
+def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), validation_data=None):
+    """Trains `model` for exactly `steps` batches from `dataset`.
+
+    Progress is printed every `report_every` steps (one Keras "epoch"), so a
+    long run is visible in a notebook or terminal without a line per step.
+
+    Returns:
+        `(history, seconds)`.
+    """
+    if steps < 1:
+        raise ValueError(f"`steps` must be positive. Received: steps={steps}")
+    report_every = max(1, min(report_every, steps))
+    epochs, remainder = divmod(steps, report_every)
+    timer = StepTimer()
+    history = model.fit(
+        dataset.repeat() if hasattr(dataset, "repeat") else dataset,
+        epochs=epochs,
+        steps_per_epoch=report_every,
+        verbose=verbose,
+        callbacks=[timer, *callbacks],
+        validation_data=validation_data,
+    )
+    seconds = timer.seconds
+    if remainder:
+        extra_timer = StepTimer()
+        model.fit(
+            dataset, epochs=1, steps_per_epoch=remainder, verbose=0, callbacks=[extra_timer]
+        )
+        seconds += extra_timer.seconds
+    return history, seconds

@@ -1,0 +1,32 @@
+"""Choosing a `tf.distribute` strategy: TPU, several GPUs, or the default."""
+
+
+def get_strategy(kind="auto"):
+    """Returns a distribution strategy.
+
+    Args:
+        kind: "auto" (TPU if one is attached, MirroredStrategy over all GPUs
+            when there are two or more, else the default strategy),
+            "mirrored" (MirroredStrategy over all visible devices of the
+            fastest kind, e.g. two logical CPUs in tests), "tpu" or "default".
+    """
+    import tensorflow as tf
+
+    if kind not in ("auto", "mirrored", "tpu", "default"):
+        raise ValueError(f"Unknown strategy kind. Received: kind={kind!r}")
+    if kind in ("auto", "tpu"):
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+            tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+            return tf.distribute.TPUStrategy(resolver)
+        except (ValueError, RuntimeError, tf.errors.NotFoundError):
+            if kind == "tpu":
+                raise
+    gpus = tf.config.list_logical_devices("GPU")
+    if kind == "mirrored":
+        devices = gpus or tf.config.list_logical_devices("CPU")
+        return tf.distribute.MirroredStrategy([d.name for d in devices])
+    if len(gpus) > 1:
+        return tf.distribute.MirroredStrategy()
+    return tf.distribute.get_strategy()
