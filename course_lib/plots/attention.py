@@ -1,0 +1,85 @@
+"""Attention heat maps: rows are output steps, columns input positions."""
+
+import matplotlib
+
+import numpy as np
+
+
+def _pyplot():
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None, annotate=None, fontproperties=None):
+    """Draws an `(L, T)` attention matrix as a heat map (darker = more weight).
+
+    Args:
+        weights: array `(output_steps, input_positions)`; rows should sum to 1.
+        input_labels: T tick labels for the columns (input tokens).
+        output_labels: L tick labels for the rows (output tokens).
+        ax: matplotlib axes to draw on (a new figure when None).
+        title: optional title.
+        annotate: write the weight in each cell (default: when the matrix is
+            at most 12 x 12).
+        fontproperties: a `matplotlib.font_manager.FontProperties` for the tick
+            labels, e.g. a Devanagari font for Hindi.
+
+    Returns:
+        The axes.
+    """
+    weights = np.asarray(weights, dtype=float)
+    if weights.ndim != 2:
+        raise ValueError(f"`weights` must be a 2-D matrix. Received: weights.shape={weights.shape}")
+    rows, columns = weights.shape
+    if len(input_labels) != columns or len(output_labels) != rows:
+        raise ValueError(
+            "Need one label per column and per row. Received: "
+            f"weights.shape={weights.shape}, len(input_labels)={len(input_labels)}, "
+            f"len(output_labels)={len(output_labels)}"
+        )
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(0.55 * columns + 2, 0.5 * rows + 1.5))
+    image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
+    ax.set_xticks(range(columns))
+    ax.set_xticklabels(list(input_labels), fontproperties=fontproperties)
+    ax.set_yticks(range(rows))
+    ax.set_yticklabels(list(output_labels), fontproperties=fontproperties)
+    ax.set_xlabel("input position j")
+    ax.set_ylabel("output step t")
+    ax.xaxis.set_ticks_position("top")
+    ax.xaxis.set_label_position("top")
+    if annotate is None:
+        annotate = rows <= 12 and columns <= 12
+    if annotate:
+        for t in range(rows):
+            for j in range(columns):
+                value = weights[t, j]
+                ax.text(j, t, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if value > 0.5 else "black")
+    if title:
+        ax.set_title(title, pad=28)
+    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="alpha")
+    return ax
+
+
+def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact match against input length"):
+    """Plots exact-match curves, one per model: `{name: {length: score}}`."""
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(6, 3.8))
+    for name, scores in results.items():
+        lengths = sorted(int(k) for k in scores)
+        ax.plot(lengths, [scores[k] if k in scores else scores[str(k)] for k in lengths], marker="o", label=name)
+    if trained_lengths is not None:
+        low, high = trained_lengths
+        ax.axvspan(low - 0.5, high + 0.5, color="grey", alpha=0.12, label="lengths seen in training")
+    ax.set_xlabel("input length")
+    ax.set_ylabel("exact match")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(title)
+    return ax
+
+
+matplotlib.rcParams.setdefault("figure.dpi", 100)
