@@ -1,0 +1,1 @@
+"""Assignments and grading: generating student notebooks, running and scoring submissions."""

@@ -1,0 +1,1 @@
+"""Text: normalisation, tokenisation and vocabularies (import the modules directly)."""
