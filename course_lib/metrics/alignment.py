@@ -1,0 +1,63 @@
+"""Agreement of attention with a gold word alignment.
+
+For each target word the attention arg-max (the source position with the
+largest `alpha_{tj}`) is compared with the set of source positions that the
+gold alignment links to that word.
+"""
+
+import numpy as np
+
+
+def attention_agreement(alignments, gold_alignments, target_lengths=None, source_lengths=None):
+    """Share of target words whose attention arg-max is a gold-aligned source position.
+
+    Args:
+        alignments: attention weights `(batch, tgt_len, src_len)` (array or list
+            of `(tgt_len_i, src_len_i)` matrices).
+        gold_alignments: per example, a list over target words of the gold
+            source positions: an int, or a set/list of ints (several source
+            words), or an empty set/None for a target word that is aligned to
+            nothing (such words are not counted).
+        target_lengths: optional number of real target words per example
+            (default: `len(gold_alignments[i])`); the `<stop>` step and padding
+            after it are not counted.
+        source_lengths: optional number of real source positions per example;
+            the arg-max is taken over those only.
+
+    Returns:
+        A float in [0, 1].
+    """
+    if len(alignments) != len(gold_alignments):
+        raise ValueError(
+            "Need one gold alignment per example. "
+            f"Received: {len(alignments)} attention matrices, {len(gold_alignments)} gold alignments"
+        )
+    hits = 0
+    counted = 0
+    for index, (matrix, gold) in enumerate(zip(alignments, gold_alignments)):
+        matrix = np.asarray(matrix, dtype=float)
+        if matrix.ndim != 2:
+            raise ValueError(
+                f"Attention of example {index} must be a 2-D matrix. Received: shape={matrix.shape}"
+            )
+        steps = len(gold) if target_lengths is None else int(target_lengths[index])
+        if steps > matrix.shape[0] or steps > len(gold):
+            raise ValueError(
+                f"Example {index} has {steps} target words but attention for {matrix.shape[0]} "
+                f"steps and gold links for {len(gold)} words."
+            )
+        if source_lengths is not None:
+            matrix = matrix[:, : int(source_lengths[index])]
+        best = matrix[:steps].argmax(axis=-1)
+        for step in range(steps):
+            links = gold[step]
+            if links is None:
+                continue
+            links = {int(links)} if np.isscalar(links) else {int(x) for x in links}
+            if not links:
+                continue
+            counted += 1
+            hits += int(best[step]) in links
+    if counted == 0:
+        raise ValueError("No target word has a gold link; the agreement is undefined.")
+    return hits / counted

@@ -1,0 +1,101 @@
+"""Transliteration metrics: word accuracy (top-1, top-k) and character error rate.
+
+A source word may have several accepted spellings (Aksharantar lists e.g.
+both "बिंद्या" and "बिन्द्या" for one roman word), so every function takes a
+list of accepted references per word; a prediction is right when it equals
+any of them.
+"""
+
+import numpy as np
+
+
+def _as_reference_lists(references, count):
+    references = list(references)
+    if len(references) != count:
+        raise ValueError(
+            "Need one entry of references per prediction. "
+            f"Received: {count} predictions, {len(references)} references"
+        )
+    lists = []
+    for index, refs in enumerate(references):
+        refs = [refs] if isinstance(refs, str) else list(refs)
+        if not refs or not all(isinstance(r, str) for r in refs):
+            raise ValueError(
+                f"Word {index} needs at least one reference string. Received: {refs!r}"
+            )
+        lists.append(refs)
+    return lists
+
+
+def word_accuracy(predictions, references):
+    """Top-1 word accuracy: share of predictions equal to an accepted reference.
+
+    Args:
+        predictions: list of N predicted strings.
+        references: list of N references, each a string or a list of strings.
+    """
+    if isinstance(predictions, str):
+        raise ValueError(f"`predictions` must be a list of strings. Received: {predictions[:40]!r}")
+    predictions = list(predictions)
+    if not predictions:
+        raise ValueError("Cannot score an empty list. Received: 0 predictions")
+    refs = _as_reference_lists(references, len(predictions))
+    return float(np.mean([p in r for p, r in zip(predictions, refs)]))
+
+
+def top_k_accuracy(candidates, references, k=None):
+    """Share of words with an accepted reference among their first k candidates.
+
+    Args:
+        candidates: list of N lists of candidate strings, best first (e.g. the
+            hypotheses of a beam search).
+        references: list of N references, each a string or a list of strings.
+        k: how many candidates count (default: all given).
+    """
+    candidates = [list(c) for c in candidates]
+    if not candidates:
+        raise ValueError("Cannot score an empty list. Received: 0 candidate lists")
+    if k is not None and int(k) < 1:
+        raise ValueError(f"`k` must be at least 1. Received: k={k}")
+    refs = _as_reference_lists(references, len(candidates))
+    hits = [any(c in r for c in (cands if k is None else cands[: int(k)])) for cands, r in zip(candidates, refs)]
+    return float(np.mean(hits))
+
+
+def edit_distance(a, b):
+    """Levenshtein distance between two sequences (insert, delete, substitute = 1)."""
+    previous = list(range(len(b) + 1))
+    for i, item_a in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, item_b in enumerate(b, start=1):
+            current[j] = min(
+                previous[j] + 1,  # delete
+                current[j - 1] + 1,  # insert
+                previous[j - 1] + (item_a != item_b),  # substitute
+            )
+        previous = current
+    return previous[-1]
+
+
+def character_error_rate(predictions, references):
+    """Corpus character error rate: total edits / total reference characters.
+
+    Characters are Unicode code points, so a matra or a virama counts as one
+    character, as in the character vocabularies. With several accepted
+    references the closest one is used.
+    """
+    if isinstance(predictions, str):
+        raise ValueError(f"`predictions` must be a list of strings. Received: {predictions[:40]!r}")
+    predictions = list(predictions)
+    if not predictions:
+        raise ValueError("Cannot score an empty list. Received: 0 predictions")
+    refs = _as_reference_lists(references, len(predictions))
+    edits = 0
+    length = 0
+    for prediction, accepted in zip(predictions, refs):
+        best = min(accepted, key=lambda r: (edit_distance(prediction, r) / max(len(r), 1), len(r)))
+        edits += edit_distance(prediction, best)
+        length += len(best)
+    if length == 0:
+        raise ValueError("All references are empty strings; the CER is undefined.")
+    return edits / length

@@ -1,0 +1,98 @@
+"""BLEU/chrF wrappers, transliteration metrics and attention agreement."""
+
+import math
+
+import numpy as np
+import pytest
+
+from course_lib.metrics.alignment import attention_agreement
+from course_lib.metrics.bleu import corpus_bleu, corpus_chrf, pick_tokenizer
+from course_lib.metrics.transliteration import (
+    character_error_rate,
+    edit_distance,
+    top_k_accuracy,
+    word_accuracy,
+)
+
+
+def test_bleu_identical_is_100_and_brevity_penalty_by_hand():
+    assert corpus_bleu(["i am going home"], [["i am going home"]]) == pytest.approx(100.0)
+    # BLEU-1 of a 3-word prefix of a 6-word reference: precision 1, BP = exp(1 - 6/3).
+    score = corpus_bleu(["the cat sat"], [["the cat sat on the mat"]], max_order=1)
+    assert score == pytest.approx(100 * math.exp(1 - 2), rel=1e-6)
+
+
+def test_bleu_orders_and_multi_reference():
+    hypothesis = ["the dog sat on a mat"]
+    one = corpus_bleu(hypothesis, [["the cat sat on the mat"]], max_order=2)
+    two = corpus_bleu(hypothesis, [["the cat sat on the mat", "the dog sat on a rug"]], max_order=2)
+    assert two > one  # a second reference can only add matches
+    scores = [corpus_bleu(hypothesis, [["the cat sat on the mat"]], max_order=n) for n in (1, 2, 3, 4)]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    # Variable numbers of references per hypothesis.
+    mixed = corpus_bleu(["a b c d", "e f g h"], [["a b c d"], ["x y", "e f g h"]])
+    assert mixed == pytest.approx(100.0)
+
+
+def test_bleu_hindi_tokenisation_splits_danda_and_penalises_agreement_errors():
+    assert pick_tokenizer(["मैं घर जा रहा हूँ।"], [["x"]]) == "intl"
+    assert pick_tokenizer(["a b"], [["a b"]]) == "13a"
+    perfect = corpus_bleu(["मैं घर जा रहा हूँ।"], [["मैं घर जा रहा हूँ।"]])
+    wrong_gender = corpus_bleu(["मैं घर जा रही हूँ।"], [["मैं घर जा रहा हूँ।"]])
+    assert perfect == pytest.approx(100.0)
+    assert 0 < wrong_gender < 60
+
+
+def test_bleu_rejects_bad_input():
+    with pytest.raises(ValueError, match="one list of references"):
+        corpus_bleu(["a", "b"], [["a"]])
+    with pytest.raises(ValueError, match="list of strings"):
+        corpus_bleu(["a"], ["a"])
+    with pytest.raises(ValueError, match="max_order"):
+        corpus_bleu(["a"], [["a"]], max_order=5)
+    with pytest.raises(ValueError, match="empty"):
+        corpus_bleu([], [])
+
+
+def test_chrf():
+    assert corpus_chrf(["इंडिया"], [["इंडिया"]]) == pytest.approx(100.0)
+    close = corpus_chrf(["इंडीया"], [["इंडिया"]])
+    far = corpus_chrf(["अमेरिका"], [["इंडिया"]])
+    assert 0 <= far < close < 100
+
+
+def test_word_accuracy_and_top_k_with_several_spellings():
+    references = [["बिंद्या", "बिन्द्या"], "घर", "किरण"]
+    assert word_accuracy(["बिन्द्या", "घर", "किरन"], references) == pytest.approx(2 / 3)
+    candidates = [["बिंदया", "बिन्द्या"], ["घर"], ["किरन", "कीरण", "किरण"]]
+    assert top_k_accuracy(candidates, references, k=1) == pytest.approx(1 / 3)
+    assert top_k_accuracy(candidates, references, k=2) == pytest.approx(2 / 3)
+    assert top_k_accuracy(candidates, references) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="one entry of references"):
+        word_accuracy(["a"], ["a", "b"])
+
+
+def test_character_error_rate_by_hand():
+    assert edit_distance("kitten", "sitting") == 3
+    assert edit_distance("", "abc") == 3
+    # "किरन" vs "किरण": 1 substitution over 4 code points; "घ" vs "घर": 1 insertion over 2.
+    assert character_error_rate(["किरन", "घ"], ["किरण", "घर"]) == pytest.approx(2 / 6)
+    # The closest accepted spelling is used.
+    assert character_error_rate(["बिन्द्या"], [["बिंद्या", "बिन्द्या"]]) == 0.0
+
+
+def test_attention_agreement():
+    attention = np.array(
+        [
+            [[0.9, 0.1, 0.0], [0.2, 0.1, 0.7], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]],  # last = <stop>
+        ]
+    )
+    gold = [[0, 2, {0, 1}]]  # three target words; the third is aligned to two source words
+    assert attention_agreement(attention, gold) == pytest.approx(1.0)
+    gold_wrong = [[1, 2, None]]  # third word unaligned: not counted
+    assert attention_agreement(attention, gold_wrong) == pytest.approx(0.5)
+    # Padding columns beyond the source length are ignored.
+    padded = np.array([[[0.4, 0.0, 0.6]]])
+    assert attention_agreement(padded, [[0]], source_lengths=[2]) == 1.0
+    with pytest.raises(ValueError, match="one gold alignment"):
+        attention_agreement(attention, [])
