@@ -1,0 +1,82 @@
+"""Unicode normalisation of raw text, with tensorflow-text.
+
+One pipeline serves Python code (training, evaluation) and exported serving
+graphs, so the text a model sees at training time and in production is
+normalised by exactly the same TensorFlow ops:
+
+1. `tensorflow_text.normalize_utf8` (NFKC by default). Devanagari has no
+   compatibility mappings, so NFKC equals NFC on Hindi: the nukta (क़, ज़),
+   chandrabindu (ँ), anusvara (ं), visarga (ः) and virama conjuncts (क्ष,
+   द्य, श्र) survive unchanged; a precomposed nukta letter such as U+0958 is
+   written as its canonical pair `क` + `़`.
+2. Control characters become spaces; runs of any Unicode white space become
+   one space; leading and trailing space is removed.
+3. Optional Unicode lower-casing (English).
+4. Optional punctuation splitting: every punctuation character (Unicode
+   category P, so also the Devanagari danda `।`) becomes a token of its own.
+"""
+
+import numpy as np
+
+NORMALIZATION_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
+_PUNCTUATION = r"(\pP)"
+_SPACES = r"[\s\p{Z}\p{Cc}]+"
+
+
+def _check_form(form):
+    if form not in NORMALIZATION_FORMS:
+        raise ValueError(f"`form` must be one of {NORMALIZATION_FORMS}. Received: form={form!r}")
+
+
+def normalize_tensor(texts, lowercase=False, split_punctuation=False, form="NFKC"):
+    """Normalises a `tf.string` tensor of any shape (usable inside `tf.function`).
+
+    Args:
+        texts: a string tensor (or anything `tf.convert_to_tensor` accepts).
+        lowercase: apply Unicode lower-casing.
+        split_punctuation: surround every punctuation mark with spaces.
+        form: the Unicode normalisation form.
+
+    Returns:
+        A string tensor of the same shape.
+    """
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+
+    _check_form(form)
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    texts = tf_text.normalize_utf8(texts, form)
+    if lowercase:
+        texts = tf.strings.lower(texts, encoding="utf-8")
+    if split_punctuation:
+        texts = tf.strings.regex_replace(texts, _PUNCTUATION, r" \1 ")
+    texts = tf.strings.regex_replace(texts, _SPACES, " ")
+    return tf.strings.strip(texts)
+
+
+def _as_string_list(texts, name="texts"):
+    if isinstance(texts, (str, bytes)):
+        raise ValueError(
+            f"`{name}` must be a list of strings, not a single string. Received: {name}={texts!r:.80}"
+        )
+    texts = list(np.asarray(texts, dtype=object).reshape(-1)) if isinstance(texts, np.ndarray) else list(texts)
+    for index, text in enumerate(texts):
+        if isinstance(text, bytes):
+            texts[index] = text.decode("utf-8")
+        elif not isinstance(text, str):
+            raise ValueError(
+                f"`{name}` must hold strings. Received: {name}[{index}] of type {type(text).__name__}"
+            )
+    return texts
+
+
+def normalize(texts, lowercase=False, split_punctuation=False, form="NFKC"):
+    """Normalises a list of Python strings; returns a list of strings.
+
+    See the module docstring for the steps. Empty input gives an empty list.
+    """
+    texts = _as_string_list(texts)
+    if not texts:
+        return []
+    normalized = normalize_tensor(texts, lowercase, split_punctuation, form)
+    return [value.decode("utf-8") for value in normalized.numpy().tolist()]

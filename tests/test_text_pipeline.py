@@ -1,0 +1,103 @@
+"""Text pipeline: normalisation, tokenisation and vocabularies."""
+
+import unicodedata
+
+import numpy as np
+import pytest
+
+from course_lib.text.normalize import normalize
+from course_lib.text.tokenize import tokenize
+from course_lib.text.vocabulary import GO, PAD, STOP, UNK, Vocabulary
+
+# Real Hindi words: nukta (क़िला, ज़िंदगी, पढ़ाई), chandrabindu (हँसना, गाँव),
+# anusvara (हिंदी), visarga (दुःख) and conjuncts (क्षत्रिय, विद्यालय, श्री).
+HINDI_WORDS = ["क़िला", "ज़िंदगी", "पढ़ाई", "हँसना", "गाँव", "हिंदी", "दुःख", "क्षत्रिय", "विद्यालय", "श्री", "मैं", "हूँ"]
+
+
+def test_devanagari_survives_normalisation_round_trip():
+    words = [unicodedata.normalize("NFC", w) for w in HINDI_WORDS]
+    assert normalize(words) == words
+    # The signs are really there afterwards (not folded or dropped).
+    joined = "".join(normalize(words))
+    for sign in ["\u093c", "\u0901", "\u0902", "\u0903", "\u094d"]:  # nukta, chandrabindu, anusvara, visarga, virama
+        assert sign in joined
+
+
+def test_precomposed_nukta_letter_becomes_canonical_pair():
+    precomposed = "\u0958िला"  # क़ as the single code point U+0958
+    assert normalize([precomposed]) == ["\u0915\u093cिला"]
+    assert normalize([precomposed]) == normalize(["\u0915\u093cिला"])
+
+
+def test_hindi_character_vocabulary_round_trip():
+    vocab = Vocabulary.from_texts(HINDI_WORDS, level="char")
+    ids = vocab.encode(HINDI_WORDS, add_stop=True)
+    assert [vocab.decode(row) for row in ids] == [unicodedata.normalize("NFC", w) for w in HINDI_WORDS]
+    assert "\u094d" in vocab.tokens and "\u093c" in vocab.tokens  # virama and nukta are characters
+
+
+def test_english_lowercase_and_punctuation_split():
+    tokens = tokenize(["I am going HOME, Ram!", "  It's   ok.\t"], lowercase=True, split_punctuation=True)
+    assert tokens == [["i", "am", "going", "home", ",", "ram", "!"], ["it", "'", "s", "ok", "."]]
+
+
+def test_hindi_danda_is_split_but_matras_are_not():
+    assert tokenize(["मैं घर जा रहा हूँ।"], split_punctuation=True) == [["मैं", "घर", "जा", "रहा", "हूँ", "।"]]
+
+
+def test_special_ids_unknown_and_padding():
+    vocab = Vocabulary.from_texts(["i am going home", "i am here"], lowercase=True)
+    assert vocab.tokens[:4] == ["<pad>", "<GO>", "<stop>", "<unk>"]
+    ids = vocab.encode(["I am going to Paris", "home"], add_go=True, add_stop=True)
+    assert ids.dtype == np.int32 and ids.shape == (2, 7)
+    assert ids[0, 0] == GO and ids[0, 4] == UNK and ids[0, 5] == UNK and ids[0, 6] == STOP
+    assert ids[1].tolist()[2:] == [STOP, PAD, PAD, PAD, PAD]
+    assert vocab.decode(ids[0]) == "i am going <unk> <unk>"
+    # Most frequent first: "i" and "am" occur twice.
+    assert vocab.tokens[4:6] == ["am", "i"]
+
+
+def test_max_size_and_min_count():
+    texts = ["a a a b b c"]
+    assert Vocabulary.from_texts(texts, max_size=6).tokens[4:] == ["a", "b"]
+    assert Vocabulary.from_texts(texts, min_count=2).tokens[4:] == ["a", "b"]
+    with pytest.raises(ValueError, match="max_size"):
+        Vocabulary.from_texts(texts, max_size=3)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\t\n"])
+def test_empty_input_is_a_clear_error(bad):
+    vocab = Vocabulary.from_texts(["hello world"])
+    with pytest.raises(ValueError, match="empty"):
+        vocab.encode(["hello", bad])
+    assert vocab.encode([bad], allow_empty=True).tolist() == [[PAD]]
+
+
+def test_single_string_instead_of_list_is_rejected():
+    vocab = Vocabulary.from_texts(["hello world"])
+    with pytest.raises(ValueError, match="list of strings"):
+        vocab.encode("hello world")
+
+
+def test_save_and_load_keep_everything(tmp_path):
+    vocab = Vocabulary.from_texts(["Hello, World!", "मैं घर"], lowercase=True)
+    path = tmp_path / "sub" / "vocab.json"
+    vocab.save(path)
+    loaded = Vocabulary.load(path)
+    assert loaded == vocab and len(loaded) == len(vocab)
+    assert loaded.encode(["HELLO मैं?"]).tolist() == vocab.encode(["HELLO मैं?"]).tolist()
+    assert "मैं" in path.read_text(encoding="utf-8")  # stored as readable UTF-8
+
+
+def test_load_rejects_other_files(tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a vocabulary"):
+        Vocabulary.load(path)
+    with pytest.raises(FileNotFoundError):
+        Vocabulary.load(tmp_path / "missing.json")
+
+
+def test_vocabulary_must_start_with_special_tokens():
+    with pytest.raises(ValueError, match="start with"):
+        Vocabulary(["a", "b"])
