@@ -1,0 +1,138 @@
+"""Character-level language modelling: corpus + RNN LM + training + perplexity.
+
+Used by `notebooks/01_language_model.ipynb` and by the command line:
+
+    course-lib train language-model --cell gru --steps 300
+"""
+
+import time
+
+import keras
+import numpy as np
+
+from course_lib.data import char_corpus
+from course_lib.losses import MaskedTokenLoss
+from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
+from course_lib.models.language_model import RNNLanguageModel
+from course_lib.training import pick
+
+
+def default_settings(profile=None):
+    """Sizes and step budgets for the active profile."""
+    return {
+        "num_train": pick(fast=2000, full=20000, profile=profile),
+        "num_valid": pick(fast=300, full=2000, profile=profile),
+        "embedding_dim": pick(fast=16, full=32, profile=profile),
+        "units": pick(fast=64, full=256, profile=profile),
+        "steps": pick(fast=150, full=3000, profile=profile),
+        "batch_size": 64,
+        "learning_rate": pick(fast=1e-2, full=3e-3, profile=profile),
+    }
+
+
+def load_corpus(settings=None, seed=0):
+    settings = settings or default_settings()
+    return char_corpus.train_valid_split(settings["num_train"], settings["num_valid"], seed=seed)
+
+
+def batches(split, batch_size, seed=0):
+    """An endless shuffled stream of `(inputs, targets)` batches."""
+    rng = np.random.default_rng(seed)
+    count = len(split["inputs"])
+    while True:
+        order = rng.permutation(count)
+        for start in range(0, count - batch_size + 1, batch_size):
+            rows = order[start : start + batch_size]
+            yield split["inputs"][rows], split["targets"][rows]
+
+
+def train_language_model(cell="gru", train=None, valid=None, settings=None, seed=0, verbose=0):
+    """Trains one language model; returns a dict with the layer and its figures.
+
+    Keys: `layer`, `cell`, `parameters`, `seconds`, `losses` (training loss
+    per report), `valid_perplexity`, `unigram_perplexity`.
+    """
+    settings = {**default_settings(), **(settings or {})}
+    if train is None or valid is None:
+        train, valid = load_corpus(settings, seed=seed)
+    keras.utils.set_random_seed(seed)
+    layer = RNNLanguageModel(
+        char_corpus.VOCAB_SIZE, settings["embedding_dim"], settings["units"], cell=cell,
+        start_id=char_corpus.GO, stop_id=char_corpus.STOP, pad_id=char_corpus.PAD, name=f"{cell}_lm",
+    )
+    model = layer.training_model()
+    report_every = max(1, settings["steps"] // 10)
+    model.compile(
+        optimizer=keras.optimizers.Adam(settings["learning_rate"], clipnorm=1.0),
+        loss=MaskedTokenLoss(pad_id=char_corpus.PAD),
+        steps_per_execution=min(25, report_every),
+    )
+    stream = batches(train, settings["batch_size"], seed=seed)
+    start = time.perf_counter()
+    history = model.fit(
+        _as_dataset(stream), epochs=max(1, settings["steps"] // report_every),
+        steps_per_epoch=report_every, verbose=verbose,
+    )
+    seconds = time.perf_counter() - start
+    return {
+        "layer": layer,
+        "cell": cell,
+        "parameters": layer.count_params(),
+        "seconds": seconds,
+        "losses": history.history["loss"],
+        "valid_perplexity": evaluate_perplexity(layer, valid),
+        "unigram_perplexity": unigram_perplexity(train["targets"], valid["targets"], char_corpus.VOCAB_SIZE),
+    }
+
+
+def _as_dataset(stream):
+    import tensorflow as tf
+
+    sample_inputs, _ = next(stream)
+    spec = tf.TensorSpec((None, sample_inputs.shape[1]), tf.int32)
+    return tf.data.Dataset.from_generator(lambda: stream, output_signature=(spec, spec))
+
+
+def evaluate_perplexity(layer, split, batch_size=500):
+    """Character perplexity of `layer` on a split (the `<stop>` token counts too)."""
+    log_probs = np.concatenate(
+        [
+            layer.token_log_probs(split["inputs"][i : i + batch_size], split["targets"][i : i + batch_size])
+            for i in range(0, len(split["inputs"]), batch_size)
+        ]
+    )
+    return perplexity_from_log_probs(log_probs, split["targets"])
+
+
+def sample_text(layer, num_samples=5, temperature=0.0, seed=0, max_length=80):
+    """Generated sentences as strings."""
+    tokens, _ = layer.generate(num_samples, max_length=max_length, temperature=temperature, seed=seed)
+    return [char_corpus.decode(row) for row in tokens]
+
+
+def _train_command(args):
+    settings = default_settings()
+    if args.steps is not None:
+        settings["steps"] = args.steps
+    result = train_language_model(args.cell, settings=settings, seed=args.seed, verbose=2)
+    print(
+        f"{args.cell}: {result['parameters']} parameters, {result['seconds']:.1f} s, "
+        f"validation perplexity {result['valid_perplexity']:.2f} "
+        f"(unigram baseline {result['unigram_perplexity']:.2f})"
+    )
+    for line in sample_text(result["layer"], num_samples=3, temperature=0.7, seed=args.seed):
+        print("  sample:", line)
+    if args.save:
+        model = result["layer"].training_model()
+        model.save(args.save)
+        print("saved", args.save)
+    return 0
+
+
+def register_cli(commands):
+    parser = commands.train.add_parser("language-model", help="train a character-level RNN language model")
+    parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
+    parser.add_argument("--steps", type=int, default=None, help="training steps (default: from the profile)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--save", default=None, help="path of a .keras file to write")
+    parser.set_defaults(handler=_train_command)

@@ -1,0 +1,123 @@
+"""Tests of the RNN language model, its corpus and the perplexity helpers."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.data import char_corpus
+from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_log_probs, unigram_perplexity
+from course_lib.models.language_model import RNNLanguageModel, parameter_count
+from tests.layer_testing import run_layer_test
+
+
+def _tokens(batch=3, length=6, vocab=11, seed=0):
+    rng = np.random.default_rng(seed)
+    tokens = rng.integers(3, vocab, size=(batch, length)).astype("int32")
+    tokens[:, 0] = 1
+    return tokens
+
+
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_layer_contract(cell):
+    tokens = _tokens()
+    padded = np.concatenate([tokens, np.zeros((3, 2), "int32")], axis=1)
+
+    def compare(original, with_padding):
+        np.testing.assert_allclose(original[0], with_padding[0][:, : tokens.shape[1]], atol=1e-5)
+
+    layer = run_layer_test(
+        RNNLanguageModel,
+        {"vocab_size": 11, "embedding_dim": 5, "units": 7, "cell": cell},
+        {"tokens": tokens},
+        expected_output_shapes=[(3, 6, 11)],
+        padding_check=({"tokens": padded}, compare),
+    )
+    assert layer.count_params() == parameter_count(11, 5, 7, cell)
+    assert any("s_0" in weight.path for weight in layer.trainable_weights)
+
+
+def test_learned_initial_state_changes_the_first_prediction():
+    layer = RNNLanguageModel(11, 5, 7, cell="gru")
+    tokens = _tokens()
+    before = np.asarray(layer(tokens))[:, 0]
+    layer.initial_state.assign(layer.initial_state + 1.0)
+    after = np.asarray(layer(tokens))[:, 0]
+    assert np.abs(before - after).max() > 1e-3
+
+
+def test_teacher_forcing_is_causal():
+    layer = RNNLanguageModel(11, 5, 7, cell="lstm")
+    tokens = _tokens()
+    changed = tokens.copy()
+    changed[:, 4] = 3 + (tokens[:, 4] - 3 + 1) % 8
+    a, b = np.asarray(layer(tokens)), np.asarray(layer(changed))
+    np.testing.assert_allclose(a[:, :4], b[:, :4], atol=1e-6)
+    assert np.abs(a[:, 4:] - b[:, 4:]).max() > 1e-6
+
+
+def test_generate_greedy_matches_step_by_step_argmax_and_stops():
+    keras.utils.set_random_seed(1)
+    layer = RNNLanguageModel(11, 5, 7, cell="gru")
+    tokens, log_probs = layer.generate(4, max_length=9, temperature=0.0)
+    assert tokens.shape == (4, 9) and log_probs.shape == (4,)
+    assert np.all(tokens == tokens[0])  # greedy: every sample is the same
+    # Re-score the greedy output with teacher forcing: each token was the argmax.
+    row = tokens[0]
+    length = int(np.argmax(row == 2)) + 1 if (row == 2).any() else len(row)
+    inputs = np.concatenate([[1], row[: length - 1]])[None].astype("int32")
+    logits = np.array(layer(inputs))[0]
+    logits[:, [0, 1]] = -np.inf  # generation never picks <pad> or <GO>
+    np.testing.assert_array_equal(logits.argmax(-1), row[:length])
+    assert not np.isin(tokens[:, :length], [0, 1]).any()
+    assert np.all(row[length:] == 0)
+    scored = layer.token_log_probs(inputs, row[None, :length])
+    np.testing.assert_allclose(scored.sum(), log_probs[0], rtol=1e-4)
+
+
+def test_generate_sampling_is_seeded_and_temperature_matters():
+    keras.utils.set_random_seed(2)
+    layer = RNNLanguageModel(11, 5, 7, cell="rnn")
+    a, _ = layer.generate(6, max_length=8, temperature=1.0, seed=3)
+    b, _ = layer.generate(6, max_length=8, temperature=1.0, seed=3)
+    c, _ = layer.generate(6, max_length=8, temperature=1.0, seed=4)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    with pytest.raises(ValueError, match="temperature"):
+        layer.generate(1, temperature=-1.0)
+
+
+def test_bad_arguments_raise():
+    with pytest.raises(ValueError, match="cell"):
+        RNNLanguageModel(11, cell="transformer")
+    with pytest.raises(ValueError, match="units"):
+        RNNLanguageModel(11, units=0)
+    layer = RNNLanguageModel(11, 5, 7)
+    with pytest.raises(ValueError, match="integer"):
+        layer(np.zeros((2, 3), "float32"))
+
+
+def test_corpus_is_deterministic_and_well_formed():
+    train, valid = char_corpus.train_valid_split(50, 10, seed=5)
+    again, _ = char_corpus.train_valid_split(50, 10, seed=5)
+    other, _ = char_corpus.train_valid_split(50, 10, seed=6)
+    assert train["sentences"] == again["sentences"] != other["sentences"]
+    assert train["inputs"].shape == train["targets"].shape
+    assert np.all(train["inputs"][:, 0] == char_corpus.GO)
+    for sentence, row in zip(train["sentences"], train["targets"]):
+        assert char_corpus.decode(row) == sentence
+        assert row[len(sentence)] == char_corpus.STOP
+    # Teacher forcing: the input is the target shifted right by one.
+    np.testing.assert_array_equal(train["inputs"][:, 1:][train["targets"][:, 1:] != 0],
+                                  train["targets"][:, :-1][train["targets"][:, 1:] != 0])
+
+
+def test_perplexity_helpers():
+    targets = np.array([[4, 5, 0], [4, 4, 0]])
+    uniform = np.where(targets != 0, np.log(1 / 8), 0.0)
+    assert perplexity_from_log_probs(uniform, targets) == pytest.approx(8.0)
+    log_probs = unigram_log_probs(targets, vocab_size=6, smoothing=0.0)
+    assert np.exp(log_probs[4]) == pytest.approx(0.75) and np.exp(log_probs[0]) == 0.0
+    expected = np.exp(-(3 * np.log(0.75) + np.log(0.25)) / 4)
+    assert unigram_perplexity(targets, targets, 6, smoothing=0.0) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="padding"):
+        perplexity_from_log_probs(np.zeros((1, 2)), np.zeros((1, 2), int))
