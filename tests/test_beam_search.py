@@ -1,0 +1,142 @@
+"""Beam search: width 1 = greedy, sorted beams, frozen finished scores, batching."""
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from course_lib.data import reversal
+from course_lib.decoding import greedy_decode
+from course_lib.decoding.beam import beam_function, beam_search, beam_search_model
+from course_lib.models import Seq2Seq
+
+PAD, GO, STOP, A, B = 0, 1, 2, 3, 4
+
+
+class TableDecoder:
+    """A decoder whose next-token distribution depends only on the previous token."""
+
+    has_attention = True
+
+    def __init__(self, table):
+        self.log_table = np.log(np.asarray(table, dtype="float32") + 1e-12)
+
+    def step(self, previous_tokens, state, memory, training=None):
+        logits = ops.take(ops.convert_to_tensor(self.log_table), previous_tokens, axis=0)
+        weights = ops.cast(memory["mask"], "float32") / ops.cast(ops.shape(memory["mask"])[1], "float32")
+        return logits, state + 1.0, weights
+
+
+def _table():
+    table = np.zeros((5, 5))
+    table[GO] = [0, 0, 0, 0.6, 0.4]  # greedy takes "a" ...
+    table[A] = [0, 0, 0.4, 0.3, 0.3]  # ... and then ends at best with 0.6 * 0.4 = 0.24
+    table[B] = [0, 0, 0.9, 0.05, 0.05]  # "b <stop>" has 0.4 * 0.9 = 0.36
+    table[STOP] = [1, 0, 0, 0, 0]
+    table[PAD] = [1, 0, 0, 0, 0]
+    return table
+
+
+def test_beam_finds_what_greedy_misses_and_finished_scores_are_frozen():
+    decoder = TableDecoder(_table())
+    memory = {"mask": np.ones((2, 3), bool)}
+    state = np.zeros((2, 4), "float32")
+    greedy_tokens, _, greedy_log_prob = greedy_decode(decoder, memory, state, GO, STOP, 4)
+    assert np.asarray(greedy_tokens)[0].tolist() == [A, STOP, PAD, PAD]
+    result = beam_search(decoder, memory, state, GO, STOP, max_length=4, beam_width=2, length_penalty=0.0)
+    tokens = np.asarray(result["tokens"])
+    assert tokens.shape == (2, 2, 4)
+    assert tokens[0, 0].tolist() == [B, STOP, PAD, PAD]
+    assert tokens[0, 1].tolist() == [A, STOP, PAD, PAD]
+    # The finished hypotheses kept exactly their log-probability through the padding steps.
+    np.testing.assert_allclose(np.asarray(result["log_probs"])[0], np.log([0.36, 0.24]), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(result["scores"])[0], np.log([0.36, 0.24]), rtol=1e-5)
+    assert np.asarray(result["lengths"])[0].tolist() == [2, 2]
+    assert float(np.asarray(greedy_log_prob)[0]) == pytest.approx(np.log(0.24), rel=1e-5)
+    alignments = np.asarray(result["alignments"])
+    assert alignments.shape == (2, 2, 4, 3)
+    np.testing.assert_allclose(alignments[0, 0, :2].sum(-1), 1.0, rtol=1e-6)
+    assert np.all(alignments[0, :, 2:] == 0)  # nothing attended after <stop>
+
+
+def test_length_penalty_divides_by_length():
+    table = _table()
+    table[GO] = [0, 0, 0.5, 0.5, 0]  # "<stop>" at once (0.5) or "a ..." (0.5 * 0.4 = 0.2 with stop)
+    decoder = TableDecoder(table)
+    memory = {"mask": np.ones((1, 2), bool)}
+    state = np.zeros((1, 1), "float32")
+    raw = beam_search(decoder, memory, state, GO, STOP, 3, beam_width=2, length_penalty=0.0)
+    assert np.asarray(raw["tokens"])[0, 0].tolist() == [STOP, PAD, PAD]
+    normalised = beam_search(decoder, memory, state, GO, STOP, 3, beam_width=3, length_penalty=1.0)
+    scores = np.asarray(normalised["scores"])[0]
+    log_probs = np.asarray(normalised["log_probs"])[0]
+    lengths = np.asarray(normalised["lengths"])[0]
+    np.testing.assert_allclose(scores, log_probs / lengths, rtol=1e-5)
+    assert np.all(np.diff(scores) <= 1e-6)
+
+
+@pytest.fixture(scope="module")
+def trained_model():
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(
+        reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=16, units=32,
+        bidirectional=True, deep_output=True, max_output_length=10,
+    )
+    model.compile(keras.optimizers.Adam(0.01))
+    model.fit(reversal.as_dataset(25, batch_size=32, min_length=3, max_length=6), epochs=1, verbose=0)
+    source, _ = reversal.test_set(6, count=40)
+    source[:10, 3:] = 0  # some shorter, padded sources in the same batch
+    return model, source
+
+
+def test_width_one_equals_greedy_exactly(trained_model):
+    model, source = trained_model
+    greedy = model.generate(source, max_length=10)
+    beam = beam_search_model(model, source, max_length=10, beam_width=1, length_penalty=1.0)
+    np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])
+    np.testing.assert_array_equal(beam["alignments"], greedy["alignments"])
+    np.testing.assert_allclose(beam["log_probs"], greedy["scores"], rtol=1e-5, atol=1e-5)
+
+
+def test_beams_sorted_rescored_and_never_worse_than_greedy(trained_model):
+    model, source = trained_model
+    greedy = model.generate(source, max_length=10)
+    result = model.generate(source, max_length=10, beam_width=4, length_penalty=0.0)
+    assert result["beam_tokens"].shape == (40, 4, 10)
+    assert result["beam_alignments"].shape == (40, 4, 10, source.shape[1])
+    assert np.all(np.diff(result["beam_scores"], axis=1) <= 1e-5)
+    np.testing.assert_array_equal(result["tokens"], result["beam_tokens"][:, 0])
+    # With raw log-probabilities, beam search can only improve on greedy.
+    assert np.all(result["scores"] >= greedy["scores"] - 1e-4)
+    # Each beam's log-probability equals the teacher-forced log-probability of its tokens.
+    tokens = result["beam_tokens"].reshape(-1, 10)
+    lengths = result["beam_lengths"].reshape(-1)
+    target_in = np.concatenate([np.full((len(tokens), 1), reversal.GO), tokens[:, :-1]], axis=1)
+    logits, _ = model.forward(np.repeat(source, 4, axis=0), target_in.astype("int32"))
+    log_softmax = np.asarray(ops.log_softmax(logits, axis=-1))
+    picked = np.take_along_axis(log_softmax, tokens[:, :, None], axis=-1)[..., 0]
+    steps = np.arange(10)[None, :] < lengths[:, None]
+    rescored = (picked * steps).sum(axis=1)
+    np.testing.assert_allclose(rescored, result["beam_log_probs"].reshape(-1), rtol=1e-4, atol=1e-4)
+    # Padding after <stop>, zero attention there.
+    for row, length in zip(tokens, lengths):
+        assert np.all(row[length:] == reversal.PAD)
+    after = np.arange(10)[None, None, :] >= result["beam_lengths"][:, :, None]
+    assert np.all(result["beam_alignments"][after] == 0)
+
+
+def test_compiled_once_for_all_batch_shapes(trained_model):
+    model, source = trained_model
+    function = beam_function(model, 10, 3, 1.0)
+    for batch, length in [(5, 6), (7, 4), (2, 9)]:
+        result = beam_search_model(model, np.ones((batch, length), "int32") * 5, 10, 3, 1.0)
+        assert result["beam_tokens"].shape == (batch, 3, 10)
+    assert function.experimental_get_tracing_count() == 1
+
+
+def test_bad_arguments(trained_model):
+    model, source = trained_model
+    with pytest.raises(ValueError, match="beam_width"):
+        beam_search(TableDecoder(_table()), {"mask": np.ones((1, 2), bool)}, np.zeros((1, 1), "float32"), GO, STOP, 3, 0)
+    with pytest.raises(ValueError, match="integer array"):
+        beam_search_model(model, np.ones((2, 3), "float32"), 10, 2)
