@@ -1,0 +1,318 @@
+"""Hierarchical encoders for sequences of sequences (documents, dialogs).
+
+A document is `(sentences, words)` token ids. Both encoders fold the
+sentences into the batch, `(batch * sentences, words)`, run a word-level GRU,
+unfold the result to one vector per sentence and run a sentence-level GRU.
+The folding is done here by hand (not with `TimeDistributed`) so that the
+word mask and the sentence mask are carried explicitly through both levels:
+padded words and padded sentences are skipped by the GRUs and get exactly
+zero attention, and a sentence (or document) that is all padding yields zeros,
+never NaN.
+
+Token id 0 is padding. A sentence is padding when all its words are.
+"""
+
+import keras
+from keras import ops
+
+from course_lib.layers.attention_pooling import AttentionPooling
+
+
+def check_documents(documents, name="documents"):
+    """Raises ValueError unless `documents` is an integer `(batch, sentences, words)` tensor."""
+    dtype = str(getattr(documents, "dtype", ""))
+    if "int" not in dtype:
+        raise ValueError(
+            f"`{name}` must be an integer tensor of token ids. Received: {name}.dtype={dtype}"
+        )
+    if len(documents.shape) != 3:
+        raise ValueError(
+            f"`{name}` must have rank 3 (batch, sentences, words). Received: {name}.shape={documents.shape}"
+        )
+
+
+def document_masks(documents):
+    """Returns `(word_mask, sentence_mask)`: `(batch, sentences, words)` and `(batch, sentences)`."""
+    word_mask = ops.not_equal(documents, 0)  # (batch, sentences, words)
+    sentence_mask = ops.any(word_mask, axis=-1)  # (batch, sentences)
+    return word_mask, sentence_mask
+
+
+def runnable_mask(mask):
+    """A copy of a `(rows, length)` mask in which an all-padding row keeps position 0.
+
+    Recurrent layers are not asked to run over a sequence with no real step
+    (some GRU kernels reject it); the one step they then read is padding, and
+    its result is discarded by the real mask downstream.
+    """
+    has_real = ops.any(mask, axis=-1, keepdims=True)  # (rows, 1)
+    first = ops.equal(ops.arange(ops.shape(mask)[-1]), 0)[None, :]  # (1, length)
+    return ops.logical_or(mask, ops.logical_and(ops.logical_not(has_real), first))
+
+
+def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False):
+    gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, name=name)
+    if bidirectional:
+        return keras.layers.Bidirectional(gru, name=f"bi{name}")
+    return gru
+
+
+class _HierarchyBase(keras.layers.Layer):
+    """Embedding, the word-level fold/unfold and the shared config."""
+
+    def __init__(self, vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs):
+        super().__init__(**kwargs)
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("embedding_dim", embedding_dim),
+            ("word_units", word_units),
+            ("sentence_units", sentence_units),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.word_units = word_units
+        self.sentence_units = sentence_units
+        self.bidirectional = bool(bidirectional)
+        self.directions = 2 if self.bidirectional else 1
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+
+    @property
+    def output_dim(self):
+        """Size of the document vector `s` (and of each sentence state)."""
+        return self.directions * self.sentence_units
+
+    def _fold(self, documents):
+        """`(batch, S, W)` ids -> embedded `(batch*S, W, emb)` and masks."""
+        check_documents(documents)
+        word_mask, sentence_mask = document_masks(documents)
+        words = ops.shape(documents)[2]
+        flat_ids = ops.reshape(documents, (-1, words))  # (batch*S, W)
+        flat_mask = ops.reshape(word_mask, (-1, words))  # (batch*S, W)
+        embedded = self.embedding(flat_ids)  # (batch*S, W, emb)
+        return embedded, flat_mask, word_mask, sentence_mask
+
+    @staticmethod
+    def _unfold(flat, documents):
+        """`(batch*S, ...)` -> `(batch, S, ...)`."""
+        shape = ops.shape(documents)
+        return ops.reshape(flat, (shape[0], shape[1], *ops.shape(flat)[1:]))
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            {
+                "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim,
+                "word_units": self.word_units,
+                "sentence_units": self.sentence_units,
+                "bidirectional": self.bidirectional,
+            }
+        )
+        return config
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class HierarchicalAttentionEncoder(_HierarchyBase):
+    """The hierarchical attention network's encoder (Yang et al.).
+
+    Word level, for word `j` of sentence `i`:
+
+        h_ij     = BiGRU_w(h_i,j-1, e(w_ij))
+        u_ij     = tanh(W_w h_ij + b_w)
+        alpha_ij = softmax_j(u_ij^T u_w)          (padding: exactly 0)
+        s_i      = sum_j alpha_ij h_ij
+
+    Sentence level:
+
+        h_i     = BiGRU_s(h_i-1, s_i)
+        u_i     = tanh(W_s h_i + b_s)
+        alpha_i = softmax_i(u_i^T u_s)            (padding: exactly 0)
+        s       = sum_i alpha_i h_i
+
+    Args:
+        vocab_size: number of word ids, padding (0) included.
+        embedding_dim: size of the word embeddings `e(w_ij)`.
+        word_units: word-level GRU size per direction.
+        sentence_units: sentence-level GRU size per direction.
+        attention_units: size of `u_ij`/`u_i` and of `u_w`/`u_s`
+            (default: `2 * word_units` and `2 * sentence_units`).
+        bidirectional: bidirectional GRUs at both levels (Yang et al.); set
+            `False` for the lecture's one-directional drawing.
+
+    Call arguments:
+        documents: integer ids `(batch, sentences, words)`; 0 is padding.
+        training: Python boolean.
+
+    Returns:
+        A tuple `(document_vector, sentence_weights, word_weights)`:
+        `(batch, directions * sentence_units)`, `(batch, sentences)` and
+        `(batch, sentences, words)`. Use `encode()` for the sentence states
+        too (the memory of a dialog decoder).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        word_units,
+        sentence_units,
+        attention_units=None,
+        bidirectional=True,
+        **kwargs,
+    ):
+        super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
+        self.attention_units = attention_units
+        directions = self.directions
+        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru")
+        self.word_attention = AttentionPooling(
+            attention_units or directions * word_units, context_name="u_w", name="word_attention"
+        )
+        self.sentence_rnn = _make_gru(sentence_units, self.bidirectional, "sentence_gru")
+        self.sentence_attention = AttentionPooling(
+            attention_units or directions * sentence_units, context_name="u_s", name="sentence_attention"
+        )
+
+    def build(self, documents_shape):
+        batch, sentences, words = documents_shape
+        self.embedding.build((None, words))
+        self.word_rnn.build((None, words, self.embedding_dim))
+        word_dim = self.directions * self.word_units
+        self.word_attention.build((None, words, word_dim))
+        self.sentence_rnn.build((batch, sentences, word_dim))
+        self.sentence_attention.build((batch, sentences, self.output_dim))
+
+    def encode(self, documents, training=None):
+        """All the intermediate results, as a dict.
+
+        Keys: `document` `(batch, D)`, `sentence_states` `(batch, S, D)`,
+        `sentence_vectors` `(batch, S, directions*word_units)`,
+        `sentence_mask` `(batch, S)`, `sentence_weights` `(batch, S)`,
+        `word_weights` `(batch, S, W)`, `word_mask` `(batch, S, W)`.
+        """
+        embedded, flat_mask, word_mask, sentence_mask = self._fold(documents)
+        word_states = self.word_rnn(
+            embedded, mask=runnable_mask(flat_mask), training=training
+        )  # (batch*S, W, 2*word_units)
+        sentence_vectors, flat_word_weights = self.word_attention(
+            word_states, mask=flat_mask
+        )  # (batch*S, 2*word_units), (batch*S, W)
+        sentence_vectors = self._unfold(sentence_vectors, documents)  # (batch, S, 2*word_units)
+        word_weights = self._unfold(flat_word_weights, documents)  # (batch, S, W)
+        sentence_states = self.sentence_rnn(
+            sentence_vectors, mask=runnable_mask(sentence_mask), training=training
+        )  # (batch, S, 2*sentence_units)
+        # Padded sentences: zero states, so nothing downstream can read them.
+        sentence_states = sentence_states * ops.cast(sentence_mask[:, :, None], sentence_states.dtype)
+        document, sentence_weights = self.sentence_attention(
+            sentence_states, mask=sentence_mask
+        )  # (batch, 2*sentence_units), (batch, S)
+        return {
+            "document": document,
+            "sentence_states": sentence_states,
+            "sentence_vectors": sentence_vectors,
+            "sentence_mask": sentence_mask,
+            "sentence_weights": sentence_weights,
+            "word_weights": word_weights,
+            "word_mask": word_mask,
+        }
+
+    def call(self, documents, training=None):
+        encoded = self.encode(documents, training=training)
+        return encoded["document"], encoded["sentence_weights"], encoded["word_weights"]
+
+    def compute_output_shape(self, documents_shape):
+        batch, sentences, words = documents_shape
+        return (batch, self.output_dim), (batch, sentences), (batch, sentences, words)
+
+    def get_config(self):
+        config = super().get_config()
+        config["attention_units"] = self.attention_units
+        return config
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class HierarchicalEncoder(_HierarchyBase):
+    """The lecture's plain hierarchical encoder (no attention).
+
+        h^1_ij = GRU_1(h^1_i,j-1, e(w_ij)),   s_i = h^1_iT_i   (last real word)
+        h^2_i  = GRU_2(h^2_i-1, s_i),         s   = h^2_K      (last real sentence)
+
+    With `bidirectional=True` each "last state" is the concatenation of the
+    forward GRU's last state and the backward GRU's state at the first word.
+
+    Args:
+        vocab_size: number of word ids, padding (0) included.
+        embedding_dim: size of the word embeddings.
+        word_units: word-level GRU size per direction.
+        sentence_units: sentence-level GRU size per direction.
+        bidirectional: read both levels in both directions (default `False`,
+            as in the lecture).
+
+    Call arguments:
+        documents: integer ids `(batch, sentences, words)`; 0 is padding.
+        training: Python boolean.
+
+    Returns:
+        A tuple `(document_vector, sentence_states)`:
+        `(batch, directions * sentence_units)` and
+        `(batch, sentences, directions * sentence_units)` (zeros at padded
+        sentences).
+    """
+
+    def __init__(self, vocab_size, embedding_dim, word_units, sentence_units, bidirectional=False, **kwargs):
+        super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
+        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", return_state=True)
+        self.sentence_rnn = _make_gru(sentence_units, self.bidirectional, "sentence_gru", return_state=True)
+
+    def build(self, documents_shape):
+        batch, sentences, words = documents_shape
+        self.embedding.build((None, words))
+        self.word_rnn.build((None, words, self.embedding_dim))
+        self.sentence_rnn.build((batch, sentences, self.directions * self.word_units))
+
+    def _last_state(self, rnn, inputs, mask, training):
+        results = rnn(inputs, mask=mask, training=training)
+        if self.bidirectional:
+            states, forward_last, backward_last = results
+            return states, ops.concatenate([forward_last, backward_last], axis=-1)
+        states, last = results
+        return states, last
+
+    def encode(self, documents, training=None):
+        """A dict with `document`, `sentence_states`, `sentence_vectors`, `sentence_mask`, `word_mask`."""
+        embedded, flat_mask, word_mask, sentence_mask = self._fold(documents)
+        _, flat_last = self._last_state(
+            self.word_rnn, embedded, runnable_mask(flat_mask), training
+        )  # (batch*S, dirs*word_units): s_i = h^1_{iT_i}
+        sentence_vectors = self._unfold(flat_last, documents)  # (batch, S, dirs*word_units)
+        sentence_vectors = sentence_vectors * ops.cast(sentence_mask[:, :, None], sentence_vectors.dtype)
+        sentence_states, document = self._last_state(
+            self.sentence_rnn, sentence_vectors, runnable_mask(sentence_mask), training
+        )  # (batch, S, D), (batch, D): s = h^2_K
+        sentence_states = sentence_states * ops.cast(sentence_mask[:, :, None], sentence_states.dtype)
+        # A document with no real sentence at all encodes to zeros.
+        has_sentence = ops.any(sentence_mask, axis=-1, keepdims=True)  # (batch, 1)
+        document = document * ops.cast(has_sentence, document.dtype)
+        return {
+            "document": document,
+            "sentence_states": sentence_states,
+            "sentence_vectors": sentence_vectors,
+            "sentence_mask": sentence_mask,
+            "word_mask": word_mask,
+        }
+
+    def call(self, documents, training=None):
+        encoded = self.encode(documents, training=training)
+        return encoded["document"], encoded["sentence_states"]
+
+    def compute_output_shape(self, documents_shape):
+        batch, sentences, _ = documents_shape
+        return (batch, self.output_dim), (batch, sentences, self.output_dim)
+
+
+__all__ = ["HierarchicalAttentionEncoder", "HierarchicalEncoder", "check_documents", "document_masks"]

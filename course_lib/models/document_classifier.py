@@ -1,0 +1,221 @@
+"""Document classification: `P(y | document) = softmax(V s + b)`.
+
+`s` comes from one of three encoders:
+
+* `"han"`: the hierarchical attention network (`HierarchicalAttentionEncoder`),
+* `"plain"`: the lecture's plain hierarchical encoder (`HierarchicalEncoder`),
+* `"flat"`: a baseline that ignores sentences: one bidirectional GRU over all
+  the words of the document, then attention pooling against a learned `u_w`.
+"""
+
+import keras
+from keras import ops
+
+from course_lib.encoders.hierarchical import (
+    HierarchicalAttentionEncoder,
+    HierarchicalEncoder,
+    check_documents,
+    document_masks,
+)
+from course_lib.layers.attention_pooling import AttentionPooling
+
+ENCODERS = ("han", "plain", "flat")
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class FlatAttentionEncoder(keras.layers.Layer):
+    """Non-hierarchical baseline: BiGRU over the concatenated words, attention pooling.
+
+    Args:
+        vocab_size, embedding_dim: word ids (0 = padding) and embedding size.
+        units: GRU size per direction.
+        attention_units: size of `u_j` and `u_w` (default `2 * units`).
+
+    Call arguments:
+        documents: integer ids `(batch, sentences, words)`, read as one long
+            sequence of `sentences * words` positions; padding is skipped.
+        training: Python boolean.
+
+    Returns:
+        `(document_vector, word_weights)`: `(batch, 2 * units)` and
+        `(batch, sentences, words)` (the weights folded back per sentence).
+    """
+
+    def __init__(self, vocab_size, embedding_dim, units, attention_units=None, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
+        self.attention_units = attention_units
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+        self.rnn = keras.layers.Bidirectional(
+            keras.layers.GRU(units, return_sequences=True, name="gru"), name="bigru"
+        )
+        self.attention = AttentionPooling(attention_units or 2 * units, context_name="u_w", name="attention")
+
+    @property
+    def output_dim(self):
+        return 2 * self.units
+
+    def build(self, documents_shape):
+        self.embedding.build((None, None))
+        self.rnn.build((None, None, self.embedding_dim))
+        self.attention.build((None, None, 2 * self.units))
+
+    def call(self, documents, training=None):
+        check_documents(documents)
+        word_mask, _ = document_masks(documents)
+        shape = ops.shape(documents)
+        flat_ids = ops.reshape(documents, (shape[0], -1))  # (batch, S*W)
+        flat_mask = ops.reshape(word_mask, (shape[0], -1))  # (batch, S*W)
+        # Keep one step for an empty document so the GRU never sees a row with no step.
+        has_word = ops.any(flat_mask, axis=-1, keepdims=True)
+        first = ops.equal(ops.arange(ops.shape(flat_mask)[1]), 0)[None, :]
+        run_mask = ops.logical_or(flat_mask, ops.logical_and(ops.logical_not(has_word), first))
+        states = self.rnn(self.embedding(flat_ids), mask=run_mask, training=training)  # (batch, S*W, 2u)
+        document, weights = self.attention(states, mask=flat_mask)  # (batch, 2u), (batch, S*W)
+        return document, ops.reshape(weights, shape)
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "attention_units": self.attention_units,
+        }
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class DocumentClassifier(keras.Model):
+    """A document encoder followed by `softmax(V s + b)`.
+
+    Args:
+        vocab_size: word ids, padding (0) included.
+        num_classes: number of classes.
+        encoder: "han", "plain" or "flat" (see the module docstring).
+        embedding_dim: word embedding size.
+        word_units: word-level GRU size per direction.
+        sentence_units: sentence-level GRU size per direction (hierarchical encoders).
+        attention_units: size of `u_w`/`u_s` (default: twice the GRU size).
+        bidirectional: bidirectional GRUs in the hierarchical encoders.
+        dropout: dropout rate on the document vector `s` before the softmax.
+
+    Call arguments:
+        documents: integer ids `(batch, sentences, words)`.
+
+    Returns:
+        Class probabilities `(batch, num_classes)`. `explain(documents)` gives
+        the probabilities with the attention weights.
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        num_classes,
+        encoder="han",
+        embedding_dim=64,
+        word_units=32,
+        sentence_units=32,
+        attention_units=None,
+        bidirectional=True,
+        dropout=0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if encoder not in ENCODERS:
+            raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
+        if not isinstance(num_classes, int) or num_classes < 2:
+            raise ValueError(f"`num_classes` must be an integer >= 2. Received: num_classes={num_classes!r}")
+        self.vocab_size = vocab_size
+        self.num_classes = num_classes
+        self.encoder_kind = encoder
+        self.embedding_dim = embedding_dim
+        self.word_units = word_units
+        self.sentence_units = sentence_units
+        self.attention_units = attention_units
+        self.bidirectional = bidirectional
+        self.dropout_rate = dropout
+        if encoder == "han":
+            self.encoder = HierarchicalAttentionEncoder(
+                vocab_size, embedding_dim, word_units, sentence_units,
+                attention_units=attention_units, bidirectional=bidirectional, name="encoder",
+            )
+        elif encoder == "plain":
+            self.encoder = HierarchicalEncoder(
+                vocab_size, embedding_dim, word_units, sentence_units,
+                bidirectional=bidirectional, name="encoder",
+            )
+        else:
+            self.encoder = FlatAttentionEncoder(
+                vocab_size, embedding_dim, word_units, attention_units=attention_units, name="encoder"
+            )
+        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        # V and b of P(y | document) = softmax(V s + b).
+        self.classifier = keras.layers.Dense(num_classes, activation="softmax", name="classifier")
+
+    def encode(self, documents, training=None):
+        """A dict: `document` `(batch, D)`, and the weights the encoder has
+        (`sentence_weights` `(batch, S)`, `word_weights` `(batch, S, W)`)."""
+        check_documents(documents)
+        if self.encoder_kind == "flat":
+            document, word_weights = self.encoder(documents, training=training)
+            return {"document": document, "word_weights": word_weights}
+        encoded = self.encoder.encode(documents, training=training)
+        return {k: v for k, v in encoded.items() if k in ("document", "sentence_weights", "word_weights")}
+
+    def call(self, documents, training=None):
+        document = self.encode(documents, training=training)["document"]  # (batch, D)
+        return self.classifier(self.dropout(document, training=training))  # (batch, num_classes)
+
+    def explain(self, documents):
+        """Probabilities and attention weights (NumPy), `training=False`.
+
+        For the flat baseline the sentence weights are the sums of its word
+        weights over each sentence (it has no sentence level of its own).
+        """
+        import numpy as np
+
+        documents = ops.convert_to_tensor(np.asarray(documents, dtype="int32"))
+        encoded = self.encode(documents, training=False)
+        result = {
+            "probabilities": np.asarray(self.classifier(encoded["document"])),
+        }
+        if "word_weights" in encoded:
+            result["word_weights"] = np.asarray(encoded["word_weights"])
+        if "sentence_weights" in encoded:
+            result["sentence_weights"] = np.asarray(encoded["sentence_weights"])
+        elif self.encoder_kind == "flat":
+            result["sentence_weights"] = result["word_weights"].sum(axis=-1)
+        return result
+
+    def build(self, input_shape=None):
+        """Creates every weight by running one tiny document."""
+        if self.built:
+            return
+        self.call(ops.ones((1, 2, 3), dtype="int32"))
+        self.built = True
+
+    def get_build_config(self):
+        return {"built": True}
+
+    def build_from_config(self, config):
+        self.build()
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "num_classes": self.num_classes,
+            "encoder": self.encoder_kind,
+            "embedding_dim": self.embedding_dim,
+            "word_units": self.word_units,
+            "sentence_units": self.sentence_units,
+            "attention_units": self.attention_units,
+            "bidirectional": self.bidirectional,
+            "dropout": self.dropout_rate,
+        }
+
+
+__all__ = ["DocumentClassifier", "ENCODERS", "FlatAttentionEncoder"]
