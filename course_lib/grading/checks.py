@@ -1,0 +1,244 @@
+"""Visible checks for the assignments: quick feedback while you work.
+
+Each `check_*` function runs your function on small made-up inputs and tests
+properties any correct answer has (shapes, weights that sum to 1, padding
+that gets no weight, the lecture's worked examples). A failed check raises
+`CheckFailed` with a hint about what is wrong; it never shows a solution.
+Passing every visible check does not guarantee full marks: the graders'
+hidden tests use other inputs.
+"""
+
+import numpy as np
+
+NEGATIVE_SCORE = -1e9
+
+
+class CheckFailed(AssertionError):
+    """A visible check found a problem; the message says which."""
+
+
+def _fail(message):
+    raise CheckFailed(message)
+
+
+def _passed(what):
+    print(f"\u2713 {what}: visible checks passed")
+
+
+def as_numpy(value, name="result"):
+    """Converts a NumPy array, a Keras/TF tensor or nested lists to NumPy."""
+    if hasattr(value, "numpy") and not isinstance(value, np.ndarray):
+        value = value.numpy()
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        _fail(f"{name} should be an array of numbers. Received: {type(value).__name__}")
+
+
+# -- generic checks ---------------------------------------------------------------
+
+
+def check_shape(value, expected_shape, name="result"):
+    """Raises `CheckFailed` unless `value` has `expected_shape`."""
+    array = as_numpy(value, name)
+    if tuple(array.shape) != tuple(expected_shape):
+        _fail(f"{name} has shape {tuple(array.shape)}, expected {tuple(expected_shape)}.")
+    return array
+
+
+def check_finite(value, name="result"):
+    array = as_numpy(value, name)
+    if not np.all(np.isfinite(array)):
+        _fail(f"{name} contains NaN or infinity. Large scores overflow exp(): subtract the maximum first.")
+    return array
+
+
+def check_weights(weights, mask=None, name="weights", axis=-1):
+    """Attention weights: non-negative, sum to 1 over `axis`, zero on padding."""
+    weights = check_finite(weights, name)
+    if np.any(weights < -1e-7):
+        _fail(f"{name} has negative entries; a softmax is never negative.")
+    if mask is not None:
+        mask = np.broadcast_to(np.asarray(mask, dtype=bool), weights.shape)
+        leaked = np.abs(weights[~mask]).max() if (~mask).any() else 0.0
+        if leaked > 1e-6:
+            _fail(f"padded positions get weight up to {leaked:.3g}: the mask is ignored.")
+    sums = weights.sum(axis=axis)
+    if not np.allclose(sums, 1.0, atol=1e-5):
+        other = weights.sum(axis=0)
+        hint = " They do sum to 1 over the first axis: normalise over the source positions (the last axis)." if weights.ndim > 1 and np.allclose(other, 1.0, atol=1e-5) else ""
+        _fail(f"{name} do not sum to 1 over the source positions (sums range {sums.min():.3g} to {sums.max():.3g}).{hint}")
+    return weights
+
+
+def check_close(value, expected, name="result", rtol=1e-4, atol=1e-6, hint=""):
+    """Compares with a value the check can compute without the solution."""
+    array = check_shape(value, np.shape(expected), name)
+    if not np.allclose(array, expected, rtol=rtol, atol=atol):
+        _fail(f"{name} has wrong values (largest difference {np.max(np.abs(array - expected)):.3g}). {hint}".strip())
+    return array
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+# -- A1: Bahdanau attention -----------------------------------------------------------
+
+
+def _a1_parameters(rng, query_dim=6, value_dim=5, units=4):
+    return {
+        "U_att": rng.normal(size=(units, query_dim)) / np.sqrt(query_dim),
+        "W_att": rng.normal(size=(units, value_dim)) / np.sqrt(value_dim),
+        "v_att": rng.normal(size=(units,)),
+    }
+
+
+def check_project_keys(project_keys):
+    rng = _rng(1)
+    params = _a1_parameters(rng)
+    values = rng.normal(size=(2, 3, 5))
+    keys = check_shape(project_keys(values, params["W_att"]), (2, 3, 4), "project_keys(values, W_att)")
+    one_hot = np.zeros((1, 1, 5))
+    one_hot[0, 0, 2] = 1.0
+    check_close(project_keys(one_hot, params["W_att"])[0, 0], params["W_att"][:, 2], "keys of a one-hot h_j",
+                hint="W_att h_j with h_j = e_2 must be column 2 of W_att (W_att has shape (units, value_dim)).")
+    swapped = project_keys(values[:, ::-1], params["W_att"])
+    check_close(swapped, keys[:, ::-1], "keys of reversed values",
+                hint="each key may depend only on its own h_j.")
+    _passed("project_keys")
+
+
+def check_attention_scores(attention_scores, project_keys):
+    rng = _rng(2)
+    params = _a1_parameters(rng)
+    query = rng.normal(size=(2, 6))
+    values = rng.normal(size=(2, 3, 5))
+    keys = project_keys(values, params["W_att"])
+    scores = check_shape(attention_scores(query, keys, params["U_att"], params["v_att"]), (2, 3),
+                         "attention_scores(query, keys, U_att, v_att)")
+    check_finite(scores, "scores")
+    bound = np.abs(params["v_att"]).sum()
+    big = attention_scores(50 * query, 50 * keys, params["U_att"], params["v_att"])
+    if np.abs(as_numpy(big)).max() > bound + 1e-6:
+        _fail(f"scores exceed sum(|v_att|) = {bound:.3g} for large states: is the tanh missing?")
+    zero = attention_scores(query, keys, params["U_att"], np.zeros_like(params["v_att"]))
+    check_close(zero, np.zeros((2, 3)), "scores with v_att = 0", hint="the score is a dot product with v_att.")
+    other = attention_scores(query + 1.0, keys, params["U_att"], params["v_att"])
+    if np.allclose(as_numpy(other), scores):
+        _fail("the scores do not change when the decoder state changes: use U_att s_{t-1}.")
+    reversed_scores = attention_scores(query, keys[:, ::-1], params["U_att"], params["v_att"])
+    check_close(reversed_scores, scores[:, ::-1], "scores of reversed keys",
+                hint="score j may depend only on h_j and s_{t-1}.")
+    _passed("attention_scores")
+
+
+def check_apply_mask(apply_mask):
+    scores = np.array([[0.5, -1.0, 2.0, 0.1], [1.5, 0.3, -0.2, 0.0]])
+    mask = np.array([[True, True, True, False], [True, False, False, False]])
+    original = scores.copy()
+    masked = check_shape(apply_mask(scores, mask), scores.shape, "apply_mask(scores, mask)")
+    if not np.array_equal(scores, original):
+        _fail("apply_mask changed its input in place; return a new array.")
+    if np.isinf(masked).any():
+        _fail("use NEGATIVE_SCORE (-1e9), not -inf: a row of padding would give NaN after the softmax.")
+    if np.allclose(masked[~mask], scores[~mask]):
+        _fail("padded positions still have their scores: the mask is ignored.")
+    if not np.allclose(masked[~mask], NEGATIVE_SCORE):
+        _fail("padded positions should get NEGATIVE_SCORE (-1e9).")
+    if not np.allclose(masked[mask], scores[mask]):
+        _fail("real (unpadded) positions must keep their scores.")
+    _passed("apply_mask")
+
+
+def check_softmax(softmax):
+    worked = check_shape(softmax(np.array([[0.0, 0.0, np.log(3.5), np.log(3.5), 0.0]])), (1, 5), "softmax(scores)")
+    check_close(worked, [[0.1, 0.1, 0.35, 0.35, 0.1]], "softmax of the lecture's scores [0, 0, ln 3.5, ln 3.5, 0]",
+                hint="alpha_j = exp(e_j) / sum_j' exp(e_j').")
+    rng = _rng(3)
+    scores = rng.normal(size=(3, 5))
+    weights = check_weights(softmax(scores), name="softmax(scores) of shape (3, 5)")
+    check_close(softmax(scores + 7.0), weights, "softmax(scores + 7)",
+                hint="adding the same number to every score must not change the weights.")
+    check_finite(softmax(np.array([[1000.0, 999.0, -1000.0]])), "softmax of scores around 1000")
+    check_weights(softmax(rng.normal(size=(2, 3, 4))), name="softmax of a (2, 3, 4) block")
+    _passed("softmax")
+
+
+def check_context_vector(context_vector):
+    rng = _rng(4)
+    values = rng.normal(size=(2, 4, 3))
+    one_hot = np.zeros((2, 4))
+    one_hot[0, 1] = one_hot[1, 3] = 1.0
+    context = check_shape(context_vector(one_hot, values), (2, 3), "context_vector(weights, values)")
+    check_close(context, np.stack([values[0, 1], values[1, 3]]), "context for one-hot weights",
+                hint="all weight on position j must give c_t = h_j.")
+    uniform = np.full((2, 4), 0.25)
+    check_close(context_vector(uniform, values), values.mean(axis=1), "context for uniform weights",
+                hint="equal weights must give the average of the h_j.")
+    _passed("context_vector")
+
+
+def check_attend_over_steps(attend_over_steps):
+    rng = _rng(5)
+    params = _a1_parameters(rng, query_dim=5, value_dim=5, units=4)
+    states = rng.normal(size=(2, 3, 5))
+    values = rng.normal(size=(2, 4, 5))
+    mask = np.array([[True, True, True, True], [True, True, False, False]])
+    result = attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"])
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        _fail("attend_over_steps should return a tuple (contexts, weights).")
+    contexts = check_shape(result[0], (2, 3, 5), "contexts")
+    weights = check_shape(result[1], (2, 3, 4), "weights")
+    check_weights(weights, mask=mask[:, None, :], name="weights at every step")
+    check_close(contexts, np.einsum("bts,bsd->btd", weights, values), "contexts",
+                hint="each context must be the weighted sum of the h_j with that step's weights.")
+    _passed("attend_over_steps")
+
+
+def check_attention_shapes(attention_shapes):
+    shapes = attention_shapes(batch=64, src_len=20, query_dim=512, value_dim=256, units=128)
+    if not isinstance(shapes, dict):
+        _fail("attention_shapes should return a dict of shapes.")
+    expected_keys = {"U_att", "W_att", "v_att", "scores", "weights", "context"}
+    if set(shapes) != expected_keys:
+        _fail(f"attention_shapes should have the keys {sorted(expected_keys)}. Received: {sorted(shapes)}")
+    for key, value in shapes.items():
+        if not isinstance(value, tuple) or not all(isinstance(v, (int, np.integer)) for v in value):
+            _fail(f"shapes[{key!r}] should be a tuple of ints. Received: {value!r}")
+    if shapes["U_att"][1] != 512 or shapes["W_att"][1] != 256:
+        _fail("U_att acts on s_{t-1} (512 numbers) and W_att on h_j (256 numbers): check the second dimension.")
+    if shapes["v_att"] != (128,):
+        _fail("v_att turns a d_1-vector into one number per position: what is its shape?")
+    _passed("attention_shapes")
+
+
+def check_parameter_count(attention_parameter_count):
+    count = attention_parameter_count(512, 256, 128)
+    if count != 98_432:
+        _fail(f"self-test Q6 (512-d state, 256-d values, d_1 = 128) has 98,432 parameters. Received: {count}")
+    if attention_parameter_count(10, 10, 1) != 21:
+        _fail("with d_1 = 1 there is one row in U_att and in W_att and one number in v_att.")
+    _passed("attention_parameter_count")
+
+
+# -- the self-test quiz ------------------------------------------------------------------
+
+
+def check_answer_type(value, kind, name):
+    """Quiz answers: the right kind of value (never checks the answer itself)."""
+    if kind == "shape":
+        ok = isinstance(value, tuple) and all(isinstance(v, (int, np.integer)) for v in value)
+    elif kind == "int":
+        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    elif kind == "number":
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    elif kind == "choice":
+        ok = isinstance(value, str) and len(value.strip()) == 1
+    elif kind == "set":
+        ok = isinstance(value, (set, frozenset)) and all(isinstance(v, str) for v in value)
+    else:
+        raise ValueError(f"Unknown answer kind. Received: kind={kind!r}")
+    if not ok:
+        _fail(f"{name} should be a {kind}. Received: {value!r}")
+    print(f"\u2713 {name} has the right form")

@@ -1,0 +1,515 @@
+"""Grades a batch of submitted notebooks against an assignment's hidden tests.
+
+    course-lib grade A1 submissions/*.ipynb --out grades.csv --feedback feedback/ --jobs 2
+
+For each submission, in its own kernel (see `runner.py`), the notebook runs
+top to bottom with errors allowed; then the hidden tests call the student's
+functions on inputs the grader generated, and the values come back as data.
+The grader computes the expected values itself, compares, and writes one CSV
+row and one feedback file per submission once the whole batch is done (so a
+submission that writes to those files while it runs is simply overwritten).
+
+A submission that is not a notebook, loops, dies, prints without end or
+fills memory gets a reason and the points it earned; the batch goes on.
+"""
+
+import csv
+import hashlib
+import json
+import os
+import pickle
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.grading import harvest
+from course_lib.grading.spec import REPOSITORY_ROOT, allclose, load_assignment
+
+MAX_NOTEBOOK_BYTES = 20 * 2**20
+SKIP_TAGS = ("skip-grading",)
+TOKEN_VARIABLE = "COURSE_GRADING_TOKEN"
+
+
+@dataclass
+class TestOutcome:
+    name: str
+    question: str
+    points: float
+    earned: float
+    reason: str = ""
+
+
+@dataclass
+class SubmissionResult:
+    name: str
+    path: str
+    status: str
+    questions: dict
+    total: float
+    max_total: float
+    tests: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    seconds: float = 0.0
+
+
+# -- preparing the batch ---------------------------------------------------------
+
+
+def hidden_inputs(assignment):
+    """Inputs and expected values of every test, computed in this process."""
+    inputs, expected = {}, {}
+    for test in assignment.tests:
+        rng = np.random.default_rng(test.seed(assignment.id))
+        inputs[test.name] = test.inputs(rng)
+        expected[test.name] = test.expected(inputs[test.name])
+    return inputs, expected
+
+
+def handed_out_cells(assignment):
+    """Cell ids of the student notebook, to tell deleted cells apart."""
+    path = REPOSITORY_ROOT / "assignments" / f"{assignment.notebook}.ipynb"
+    if not path.is_file():
+        return None
+    import nbformat
+
+    notebook = nbformat.read(path, as_version=4)
+    return [cell.get("id") for cell in notebook.cells if cell.get("cell_type") == "code"]
+
+
+def _unique_names(paths):
+    names, seen = [], {}
+    for path in paths:
+        stem = Path(path).stem
+        count = seen.get(stem, 0)
+        seen[stem] = count + 1
+        names.append(stem if count == 0 else f"{stem}-{count + 1}")
+    return names
+
+
+def read_submission(path):
+    """The submission as a notebook, or (None, reason)."""
+    import nbformat
+
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        return None, f"could not read the file ({error.strerror})"
+    if size > MAX_NOTEBOOK_BYTES:
+        return None, f"the file is {size / 2**20:.1f} MB; notebooks above {MAX_NOTEBOOK_BYTES // 2**20} MB are not graded"
+    try:
+        text = path.read_text(encoding="utf-8")
+        notebook = nbformat.reads(text, as_version=4)
+    except Exception as error:  # nbformat raises many kinds
+        return None, f"not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})"
+    if not isinstance(notebook.get("cells"), list):
+        return None, "not a Jupyter notebook (no list of cells)"
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    return notebook, ""
+
+
+# -- running one submission -------------------------------------------------------
+
+
+def kill_marked_processes(token):
+    """Kills every process started for one submission (they carry its token)."""
+    marker = f"{TOKEN_VARIABLE}={token}".encode()
+    killed = 0
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environment = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if marker in environment.split(b"\0"):
+            try:
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+    return killed
+
+
+def run_submission(notebook, batch_dir, settings, inputs_path):
+    """Runs one notebook in a fresh working directory; returns (report, results, notes)."""
+    import nbformat
+
+    job_dir = Path(tempfile.mkdtemp(prefix="submission-", dir=batch_dir))
+    workdir, private = job_dir / "work", job_dir / "private"
+    workdir.mkdir()
+    private.mkdir()
+    notebook_path = private / "submission.ipynb"
+    nbformat.write(notebook, notebook_path)
+    results_path = private / "results.json"
+    report_path = private / "run.json"
+    token = secrets.token_hex(12)
+    job = {
+        "notebook": str(notebook_path),
+        "workdir": str(workdir),
+        "private_dir": str(private),
+        "result_path": str(report_path),
+        "cell_timeout": settings["cell_timeout"],
+        "notebook_timeout": settings["notebook_timeout"],
+        "harvest_timeout": settings["harvest_timeout"],
+        "output_limit": settings["output_limit"],
+        "memory_mb": settings["memory_mb"],
+        "file_mb": settings["file_mb"],
+        "skip_tags": list(SKIP_TAGS),
+        "harvest_code": harvest.kernel_code(inputs_path, results_path) if inputs_path else None,
+        "stop_on_error": settings.get("stop_on_error", False),
+        "env": {
+            "COURSE_PROFILE": settings["profile"],
+            "MPLBACKEND": "Agg",
+            "TF_CPP_MIN_LOG_LEVEL": "3",
+            "PYTHONHASHSEED": "0",
+            "COURSE_GRADING": "1",
+        },
+    }
+    (private / "job.json").write_text(json.dumps(job))
+    environment = dict(os.environ)
+    environment[TOKEN_VARIABLE] = token
+    hard_limit = settings["notebook_timeout"] + settings["harvest_timeout"] + 90
+    notes = []
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course_lib.grading.runner", str(private / "job.json")],
+        env=environment, cwd=str(workdir), start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        _, stderr = process.communicate(timeout=hard_limit)
+    except subprocess.TimeoutExpired:
+        notes.append(f"stopped after the hard time limit of {hard_limit:.0f} s")
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _, stderr = process.communicate()
+    kill_marked_processes(token)
+    report = None
+    try:
+        report = json.loads(report_path.read_text())
+    except (OSError, ValueError):
+        tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
+        notes.append("the notebook runner did not finish" + (f": {' / '.join(tail)}" if tail else ""))
+    results, reason = (None, "no hidden tests were run")
+    if inputs_path:
+        results, reason = harvest.read_results(results_path)
+    if results is None and inputs_path:
+        notes.append(reason)
+    shutil.rmtree(job_dir, ignore_errors=True)
+    return report, results, notes
+
+
+# -- scoring ------------------------------------------------------------------------
+
+
+def score_tests(assignment, expected, inputs, results):
+    outcomes = []
+    for test in assignment.tests:
+        outcome = (results or {}).get(test.name)
+        earned, reason = 0.0, ""
+        if not isinstance(outcome, dict):
+            reason = "not run (the notebook did not reach the hidden tests)"
+        elif outcome.get("status") == "missing":
+            reason = (
+                f"`{outcome.get('name')}` is not defined in the notebook "
+                "(its cell failed, was deleted, or the name was changed)"
+            )
+        elif outcome.get("status") == "timeout":
+            reason = f"the call did not finish within {test.timeout:g} s"
+        elif outcome.get("status") == "error":
+            kind = outcome.get("type", "Exception")
+            if kind == "NotImplementedError":
+                reason = "not implemented yet (raised NotImplementedError)"
+            else:
+                reason = f"raised {kind}: {str(outcome.get('message', ''))[:300]}"
+        elif outcome.get("status") == "ok":
+            got = harvest.decode(outcome.get("value"))
+            compare = test.compare or allclose()
+            try:
+                passed, reason = compare(got, expected[test.name], inputs[test.name])
+            except Exception as error:  # a malformed answer must not stop the batch
+                passed, reason = False, f"the answer could not be checked ({type(error).__name__})"
+            if passed:
+                earned, reason = float(test.points), ""
+        else:
+            reason = "the hidden test produced no readable result"
+        outcomes.append(TestOutcome(test.name, test.question, float(test.points), earned, reason))
+    return outcomes
+
+
+def run_notes(report, notebook, handed_out):
+    """Human-readable notes about the run, for the feedback file."""
+    notes = []
+    if report is None:
+        return notes
+    code_cells = [(i, c) for i, c in enumerate(notebook.cells) if c.get("cell_type") == "code"]
+    if handed_out is not None:
+        ids = {c.get("id") for _, c in code_cells}
+        missing = [cell_id for cell_id in handed_out if cell_id not in ids]
+        if missing:
+            notes.append(
+                f"{len(missing)} code cell(s) of the handed-out notebook are missing or were renamed: "
+                + ", ".join(str(m) for m in missing[:8])
+            )
+    for index, cell in sorted(report.get("cells", {}).items(), key=lambda kv: int(kv[0])):
+        status = cell.get("status")
+        label = f"cell {int(index) + 1}"
+        if status == "error" and cell.get("error"):
+            error = cell["error"]
+            notes.append(f"{label} raised {error['ename']}: {error['evalue'][:200]}")
+        elif status == "timeout":
+            notes.append(f"{label} was stopped at the time limit (interrupted)")
+        elif status == "unresponsive":
+            notes.append(f"{label} did not stop when interrupted; the kernel was restarted without it")
+        elif status == "died":
+            notes.append(f"{label} stopped the kernel (for example `os._exit` or memory exhausted); the notebook was rerun without it")
+        elif status == "output-limit":
+            notes.append(f"{label} printed too much output and was interrupted")
+        elif status == "not-run" and cell.get("reason") == "notebook time limit reached":
+            notes.append(f"{label} was not run: the notebook time limit was reached")
+        if cell.get("truncated") and status != "output-limit":
+            notes.append(f"{label}: output was truncated")
+    if report.get("harvest") and report["harvest"].get("status") not in ("ok", None):
+        notes.append(f"the hidden tests ended with status {report['harvest']['status']!r}")
+    notes.extend(report.get("notes", []))
+    return notes
+
+
+def summarize(assignment, name, path, outcomes, status, notes, seconds):
+    questions = {q.id: 0.0 for q in assignment.questions}
+    for outcome in outcomes:
+        questions[outcome.question] += outcome.earned
+    total = round(sum(questions.values()), 4)
+    return SubmissionResult(
+        name=name, path=str(path), status=status,
+        questions={k: round(v, 4) for k, v in questions.items()},
+        total=total, max_total=assignment.points(), tests=outcomes, notes=notes,
+        seconds=round(seconds, 2),
+    )
+
+
+# -- writing the results -------------------------------------------------------
+
+
+def write_csv(assignment, results, path):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        question_ids = [q.id for q in assignment.questions]
+        writer.writerow(["submission", *question_ids, "total", "max_total", "status", "file"])
+        for result in results:
+            writer.writerow(
+                [result.name, *[_number(result.questions[q]) for q in question_ids],
+                 _number(result.total), _number(result.max_total), result.status, result.path]
+            )
+    os.replace(temporary, path)
+
+
+def _number(value):
+    return f"{value:g}"
+
+
+def feedback_text(assignment, result):
+    lines = [
+        f"# {assignment.id} ({assignment.notebook}): feedback for {Path(result.path).name}",
+        "",
+        f"Score: {_number(result.total)} / {_number(result.max_total)}   (status: {result.status})",
+        "",
+        "## Points per question",
+        "",
+    ]
+    titles = {q.id: q.title for q in assignment.questions}
+    for question_id, points in result.questions.items():
+        title = f" ({titles[question_id]})" if titles[question_id] else ""
+        lines.append(f"- {question_id}{title}: {_number(points)} / {_number(assignment.points(question_id))}")
+    lines += ["", "## Hidden tests", ""]
+    if not result.tests:
+        lines.append("- none were run")
+    for outcome in result.tests:
+        mark = "PASS" if outcome.earned else "FAIL"
+        line = f"- [{mark}] {outcome.name} ({_number(outcome.earned)}/{_number(outcome.points)})"
+        if outcome.reason:
+            line += f": {outcome.reason}"
+        lines.append(line)
+    lines += ["", "## Running the notebook", ""]
+    lines += [f"- {note}" for note in result.notes] or ["- every cell ran without an error"]
+    lines.append("")
+    return "\n".join(lines)
+
+
+def write_feedback(assignment, results, directory):
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    for result in results:
+        target = directory / f"{result.name}.md"
+        temporary = directory / f".{result.name}.md.tmp"
+        temporary.write_text(feedback_text(assignment, result))
+        os.replace(temporary, target)
+
+
+# -- the batch ----------------------------------------------------------------------
+
+
+def _fingerprint(paths):
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            digest.update(Path(path).read_bytes())
+        except OSError:
+            digest.update(b"<missing>")
+    return digest.hexdigest()
+
+
+def grade(
+    assignment_name,
+    submissions,
+    out=None,
+    feedback_dir=None,
+    cell_timeout=None,
+    notebook_timeout=None,
+    jobs=1,
+    tests_dir=None,
+    profile="fast",
+    memory_mb=None,
+    output_limit=100_000,
+    file_mb=64,
+    progress=None,
+):
+    """Grades `submissions` (paths); returns a list of `SubmissionResult`.
+
+    Args:
+        assignment_name: `A1`, `A1_bahdanau_attention` or a hidden-test file.
+        submissions: notebook paths.
+        out: CSV path (written at the end).
+        feedback_dir: folder for one `<submission>.md` per submission.
+        cell_timeout, notebook_timeout: seconds (defaults from the assignment).
+        jobs: submissions graded at the same time.
+        tests_dir: folder of the hidden tests (default `hidden_tests/`).
+        profile: `COURSE_PROFILE` in the student kernels.
+        memory_mb: address-space limit of each kernel.
+        output_limit: characters of output kept per cell.
+        file_mb: largest file a kernel may write.
+        progress: callable(str) for progress lines (default: stderr).
+    """
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1. Received: jobs={jobs}")
+    submissions = [Path(p) for p in submissions]
+    if not submissions:
+        raise ValueError("No submissions given. Received: an empty list")
+    assignment = load_assignment(assignment_name, tests_dir)
+    progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    settings = {
+        "cell_timeout": float(cell_timeout or assignment.cell_timeout),
+        "notebook_timeout": float(notebook_timeout or assignment.notebook_timeout),
+        "harvest_timeout": float(min(600, 30 + sum(t.timeout for t in assignment.tests))),
+        "output_limit": int(output_limit),
+        "memory_mb": int(memory_mb or assignment.memory_mb),
+        "file_mb": int(file_mb),
+        "profile": profile,
+    }
+    if settings["cell_timeout"] <= 0 or settings["notebook_timeout"] <= 0:
+        raise ValueError(f"Timeouts must be positive. Received: {settings}")
+    inputs, expected = hidden_inputs(assignment)
+    handed_out = handed_out_cells(assignment)
+    protected = sorted(Path(__file__).parent.glob("*.py")) + [
+        p for p in (Path(tests_dir) if tests_dir else REPOSITORY_ROOT / "hidden_tests").glob("*.py")
+    ]
+    fingerprint = _fingerprint(protected)
+    names = _unique_names(submissions)
+    batch_dir = Path(tempfile.mkdtemp(prefix="course-grading-"))
+    inputs_path = batch_dir / "inputs.pkl"
+    with open(inputs_path, "wb") as handle:
+        pickle.dump(harvest.payload(assignment, inputs), handle)
+    results = [None] * len(submissions)
+    done = [0]
+    lock = threading.Lock()
+    started = time.monotonic()
+
+    def grade_one(index):
+        path, name = submissions[index], names[index]
+        begin = time.monotonic()
+        notebook, reason = read_submission(path)
+        if notebook is None:
+            result = summarize(assignment, name, path, score_tests(assignment, expected, inputs, None),
+                               f"not graded: {reason}", [reason], time.monotonic() - begin)
+        else:
+            try:
+                report, harvested, notes = run_submission(notebook, batch_dir, settings, inputs_path)
+            except Exception as error:  # one submission must never stop the batch
+                report, harvested, notes = None, None, [f"grading failed: {type(error).__name__}: {error}"]
+            outcomes = score_tests(assignment, expected, inputs, harvested)
+            notes = run_notes(report, notebook, handed_out) + notes
+            status = "graded" if harvested is not None else "graded: hidden tests not run"
+            result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
+        results[index] = result
+        with lock:
+            done[0] += 1
+            progress(
+                f"[{done[0]}/{len(submissions)}] {name}: {_number(result.total)}/{_number(result.max_total)}"
+                f" ({result.status}, {result.seconds:.1f} s)"
+            )
+
+    try:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(grade_one, range(len(submissions))))
+    finally:
+        shutil.rmtree(batch_dir, ignore_errors=True)
+    if _fingerprint(protected) != fingerprint:
+        progress("WARNING: the grader's or the hidden tests' files changed during grading; "
+                 "this batch used the versions loaded before it started. Check them.")
+    if out:
+        write_csv(assignment, results, out)
+    if feedback_dir:
+        write_feedback(assignment, results, feedback_dir)
+    progress(f"graded {len(results)} submission(s) of {assignment.id} in {time.monotonic() - started:.1f} s")
+    return results
+
+
+# -- command line ------------------------------------------------------------------
+
+
+def _grade_command(args):
+    results = grade(
+        args.assignment, args.submissions, out=args.out, feedback_dir=args.feedback,
+        cell_timeout=args.timeout, notebook_timeout=args.notebook_timeout, jobs=args.jobs,
+        tests_dir=args.tests, profile=args.profile, memory_mb=args.memory_mb,
+    )
+    if not args.out:
+        for result in results:
+            print(f"{result.name},{_number(result.total)},{_number(result.max_total)},{result.status}")
+    return 0
+
+
+def register_cli(commands):
+    parser = commands.root.add_parser(
+        "grade", help="grade submitted notebooks against an assignment's hidden tests",
+        description="Runs each submission in its own kernel, then scores it with the hidden tests.",
+    )
+    parser.add_argument("assignment", help="A1, A1_bahdanau_attention, ... or a hidden-test .py file")
+    parser.add_argument("submissions", nargs="+", help="submitted .ipynb files")
+    parser.add_argument("--out", help="CSV file: one row per submission, points per question and total")
+    parser.add_argument("--feedback", help="folder for one feedback file per submission")
+    parser.add_argument("--timeout", type=float, help="seconds per cell (default: the assignment's)")
+    parser.add_argument("--notebook-timeout", type=float, help="seconds per notebook (default: the assignment's)")
+    parser.add_argument("--jobs", type=int, default=1, help="submissions graded at the same time")
+    parser.add_argument("--tests", help="folder with the hidden tests (default: hidden_tests/ of the repository)")
+    parser.add_argument("--profile", default="fast", choices=("fast", "full"), help="COURSE_PROFILE in the kernels")
+    parser.add_argument("--memory-mb", type=int, help="memory limit of each kernel")
+    parser.set_defaults(handler=_grade_command)

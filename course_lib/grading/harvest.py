@@ -1,0 +1,182 @@
+"""The code the grader runs in a student's kernel after the notebook.
+
+It loads the hidden inputs, evaluates each test's `call` against the
+notebook's names (with a time limit per call), and writes what came back as
+JSON. Values leave the kernel as plain data (lists, numbers, strings) and are
+read back by `decode` without pickle, so a submission can send its answers
+and nothing else; the expected values never enter the kernel.
+"""
+
+import json
+
+import numpy as np
+
+# Largest number of array elements one result may hold.
+MAX_ELEMENTS = 2_000_000
+
+KERNEL_TEMPLATE = r'''
+def _grader_harvest(_inputs_path, _results_path):
+    import builtins, json, math, pickle, signal, sys, traceback, types
+    import numpy as np
+    user_namespace = globals()
+    with open(_inputs_path, "rb") as handle:
+        payload = pickle.load(handle)
+
+    class _Missing(NameError):
+        pass
+
+    class _Student:
+        def __getattr__(self, name):
+            try:
+                return user_namespace[name]
+            except KeyError:
+                raise _Missing(name) from None
+
+    def _encode(value, depth=0):
+        if depth > 20:
+            return {"__unencodable__": "nesting too deep"}
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, np.integer)):
+            return int(value)
+        if isinstance(value, (float, np.floating)):
+            value = float(value)
+            return value if math.isfinite(value) else {"__float__": repr(value)}
+        if isinstance(value, (tuple, list)):
+            return {"__seq__": [_encode(v, depth + 1) for v in value][:100000], "tuple": isinstance(value, tuple)}
+        if isinstance(value, (set, frozenset)):
+            return {"__set__": [_encode(v, depth + 1) for v in sorted(value, key=repr)][:100000]}
+        if isinstance(value, dict):
+            return {"__dict__": [[str(k), _encode(v, depth + 1)] for k, v in list(value.items())[:10000]]}
+        array = None
+        if isinstance(value, np.ndarray):
+            array = value
+        elif hasattr(value, "numpy") and callable(value.numpy):
+            array = np.asarray(value.numpy())
+        elif hasattr(value, "__array__"):
+            array = np.asarray(value)
+        if array is not None:
+            if array.dtype.kind not in "biuf":
+                return {"__unencodable__": f"array of dtype {array.dtype}"}
+            if array.size > __MAX_ELEMENTS__:
+                return {"__unencodable__": f"array with {array.size} elements"}
+            data = array.astype(float).tolist() if array.dtype.kind == "f" else array.astype(int).tolist()
+            return {"__array__": data, "shape": list(array.shape), "kind": array.dtype.kind}
+        return {"__unencodable__": type(value).__name__}
+
+    def _on_alarm(signum, frame):
+        raise TimeoutError("the call took too long")
+
+    helpers = {"__builtins__": builtins, "np": np}
+    if payload["setup"]:
+        exec(compile(payload["setup"], "<grader setup>", "exec"), helpers)
+    reference_namespace = {"__builtins__": builtins, "np": np}
+    for source in payload["references"].values():
+        exec(compile(source, "<grader reference>", "exec"), reference_namespace)
+
+    results = {}
+    for test in payload["tests"]:
+        swapped = {}
+        for name in test["substitute"]:
+            swapped[name] = user_namespace.get(name, _Missing)
+            user_namespace[name] = reference_namespace[name]
+        environment = dict(helpers)
+        environment.update({"student": _Student(), "inputs": test["inputs"]})
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, float(test["timeout"]))
+        try:
+            value = eval(compile(test["call"], "<hidden test>", "eval"), environment)
+            outcome = {"status": "ok", "value": _encode(value)}
+        except _Missing as error:
+            outcome = {"status": "missing", "name": str(error)}
+        except TimeoutError:
+            outcome = {"status": "timeout"}
+        except BaseException as error:
+            outcome = {"status": "error", "type": type(error).__name__, "message": str(error)[:400]}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+            for name, old in swapped.items():
+                if old is _Missing:
+                    user_namespace.pop(name, None)
+                else:
+                    user_namespace[name] = old
+        results[test["name"]] = outcome
+    with open(_results_path, "w") as handle:
+        json.dump(results, handle)
+
+_grader_harvest(__INPUTS__, __RESULTS__)
+del _grader_harvest
+'''
+
+
+def kernel_code(inputs_path, results_path):
+    """The harvest cell for one submission."""
+    return (
+        KERNEL_TEMPLATE.replace("__MAX_ELEMENTS__", str(MAX_ELEMENTS))
+        .replace("__INPUTS__", repr(str(inputs_path)))
+        .replace("__RESULTS__", repr(str(results_path)))
+    )
+
+
+def payload(assignment, inputs_by_test):
+    """What the kernel needs: setup code, reference sources, calls and inputs."""
+    return {
+        "setup": assignment.kernel_setup,
+        "references": assignment.reference_sources(),
+        "tests": [
+            {
+                "name": test.name,
+                "call": test.call,
+                "inputs": inputs_by_test[test.name],
+                "substitute": list(test.substitute),
+                "timeout": test.timeout,
+            }
+            for test in assignment.tests
+        ],
+    }
+
+
+def decode(value):
+    """Turns the kernel's JSON back into Python values (no code is run)."""
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "__array__" in value:
+        dtype = float if value.get("kind") == "f" else int
+        try:
+            array = np.asarray(value["__array__"], dtype=dtype)
+            return array.reshape(value["shape"])
+        except (ValueError, TypeError):
+            return {"__unencodable__": "malformed array"}
+    if "__seq__" in value:
+        items = [decode(v) for v in value["__seq__"]]
+        return tuple(items) if value.get("tuple") else items
+    if "__set__" in value:
+        items = [decode(v) for v in value["__set__"]]
+        try:
+            return set(items)
+        except TypeError:
+            return {"__unencodable__": "set of unhashable values"}
+    if "__dict__" in value:
+        return {str(k): decode(v) for k, v in value["__dict__"]}
+    if "__float__" in value:
+        return float(value["__float__"]) if value["__float__"] in ("nan", "inf", "-inf") else float("nan")
+    return value
+
+
+def read_results(path, max_bytes=64 * 2**20):
+    """The harvest's JSON file, or an explanation of why it cannot be read."""
+    try:
+        if path.stat().st_size > max_bytes:
+            return None, f"the results were larger than {max_bytes // 2**20} MB"
+        with open(path) as handle:
+            raw = json.load(handle)
+    except FileNotFoundError:
+        return None, "no results were produced (the kernel did not reach the hidden tests)"
+    except (OSError, ValueError) as error:
+        return None, f"the results could not be read ({type(error).__name__})"
+    if not isinstance(raw, dict):
+        return None, "the results were not in the expected form"
+    return raw, ""

@@ -1,0 +1,251 @@
+"""Executes one notebook in its own kernel, under limits, and reports each cell.
+
+The grader starts this module as a subprocess per submission:
+
+    python -m course_lib.grading.runner job.json
+
+`job.json` says which notebook to run, in which working directory, with
+which limits, and which extra cell (the hidden-test harvest) to run at the
+end. The report (`result_path`) lists every code cell with its status
+(`ok`, `error`, `timeout`, `died`, `unresponsive`, `output-limit`,
+`skipped`), the exception's name and message, and notes for the feedback.
+
+Limits:
+* per cell (`cell_timeout`): the kernel is interrupted; if it does not
+  answer the interrupt within `grace` seconds it is killed, restarted, and
+  the notebook is run again from the top without that cell;
+* per notebook (`notebook_timeout`): later cells are skipped and the
+  harvest still runs;
+* cells tagged `skip-grading`, or whose first line is `# grading: skip`
+  (training runs, plots), are not run;
+* output: at most `output_limit` characters are kept per cell; a cell that
+  keeps printing past 20 times that is interrupted;
+* memory and file size: set on the kernel by `course_lib.grading.sandbox`.
+
+A kernel that dies (for example `os._exit`, or memory exhausted) is restarted
+the same way, without the cell that killed it, at most `max_restarts` times.
+"""
+
+import json
+import os
+import queue
+import re
+import signal
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _kernel_spec_dir(root, memory_mb, file_mb):
+    root = Path(root)
+    spec_dir = root / "kernels" / "course-grader"
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    argv = [
+        sys.executable, "-m", "course_lib.grading.sandbox",
+        "--memory-mb", str(int(memory_mb)), "--file-mb", str(int(file_mb)), "--",
+        sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+        "--HistoryManager.enabled=False",
+    ]
+    (spec_dir / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "course grader", "language": "python"})
+    )
+    return root
+
+
+class CellResult(dict):
+    pass
+
+
+class KernelSession:
+    """A kernel with a blocking client, and one `run(code, timeout)` method."""
+
+    def __init__(self, workdir, spec_root, env, output_limit, grace):
+        from jupyter_client import KernelManager
+        from jupyter_client.kernelspec import KernelSpecManager
+
+        self.output_limit = output_limit
+        self.grace = grace
+        spec_manager = KernelSpecManager(kernel_dirs=[str(spec_root / "kernels")])
+        self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager)
+        self.manager.start_kernel(cwd=str(workdir), env=env)
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=120)
+
+    def run(self, code, timeout):
+        """Runs `code`; returns a dict with status, outputs and error."""
+        started = time.monotonic()
+        message_id = self.client.execute(code, store_history=True, allow_stdin=False, stop_on_error=False)
+        deadline = started + max(timeout, 0.5)
+        interrupted = None
+        kept, seen, truncated = [], 0, False
+        error = None
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                if interrupted is None:
+                    interrupted = "timeout"
+                    self._interrupt()
+                    deadline = now + self.grace
+                    continue
+                return self._result("unresponsive", error, kept, truncated, started, interrupted)
+            try:
+                message = self.client.get_iopub_msg(timeout=min(1.0, deadline - now))
+            except queue.Empty:
+                if not self.manager.is_alive():
+                    return self._result("died", error, kept, truncated, started, interrupted)
+                continue
+            if message["parent_header"].get("msg_id") != message_id:
+                continue
+            kind, content = message["msg_type"], message["content"]
+            if kind == "status" and content.get("execution_state") == "idle":
+                break
+            text = None
+            if kind == "stream":
+                text = content.get("text", "")
+            elif kind in ("execute_result", "display_data"):
+                text = content.get("data", {}).get("text/plain", "")
+            elif kind == "error":
+                error = {
+                    "ename": content.get("ename", ""),
+                    "evalue": content.get("evalue", "")[:1000],
+                    "traceback": ANSI.sub("", "\n".join(content.get("traceback", [])))[-4000:],
+                }
+            if text:
+                seen += len(text)
+                room = self.output_limit - sum(len(t) for t in kept)
+                if room > 0:
+                    kept.append(text[:room])
+                if seen > self.output_limit:
+                    truncated = True
+                if seen > 20 * self.output_limit and interrupted is None:
+                    interrupted = "output-limit"
+                    self._interrupt()
+                    deadline = time.monotonic() + self.grace
+        status = interrupted or ("error" if error else "ok")
+        return self._result(status, error, kept, truncated, started, interrupted)
+
+    def _interrupt(self):
+        try:
+            self.manager.interrupt_kernel()
+        except Exception:  # a dead kernel cannot be interrupted
+            pass
+
+    @staticmethod
+    def _result(status, error, kept, truncated, started, interrupted):
+        return CellResult(
+            status=status,
+            error=error,
+            output="".join(kept),
+            truncated=truncated,
+            seconds=round(time.monotonic() - started, 3),
+        )
+
+    def close(self):
+        try:
+            self.client.stop_channels()
+        except Exception:
+            pass
+        pid = None
+        try:
+            pid = self.manager.provisioner.process.pid
+        except AttributeError:
+            pass
+        try:
+            self.manager.shutdown_kernel(now=True)
+        except Exception:
+            pass
+        if pid:
+            for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+                try:
+                    kill()
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
+
+
+def code_cells(notebook, skip_tags):
+    """(index, cell) of the code cells to run, and the indices skipped by tag."""
+    run, skipped = [], []
+    for index, cell in enumerate(notebook.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if not isinstance(source, str):
+            source = "".join(source)
+        if not source.strip():
+            continue
+        tags = set(cell.get("metadata", {}).get("tags", []) or [])
+        first_line = source.lstrip().splitlines()[0].strip().lower()
+        if tags & set(skip_tags) or first_line.replace(" ", "") == "#grading:skip":
+            skipped.append(index)
+            continue
+        run.append((index, source))
+    return run, skipped
+
+
+def execute(job):
+    """Runs the job's notebook; returns the report dict."""
+    started = time.monotonic()
+    notebook_deadline = started + job["notebook_timeout"]
+    notebook = nbformat.read(job["notebook"], as_version=4)
+    cells, skipped = code_cells(notebook, job.get("skip_tags", []))
+    spec_root = _kernel_spec_dir(job["private_dir"], job["memory_mb"], job["file_mb"])
+    env = dict(os.environ)
+    env.update(job.get("env", {}))
+    report = {"cells": {}, "notes": [], "restarts": 0, "harvest": None, "skipped_by_tag": skipped}
+    fatal = set()
+    session = None
+    for attempt in range(job.get("max_restarts", 2) + 1):
+        restart_needed = False
+        session = KernelSession(job["workdir"], spec_root, env, job["output_limit"], job.get("grace", 5))
+        report["cells"] = {}
+        for index, source in cells:
+            if index in fatal:
+                report["cells"][index] = {"status": "not-run", "reason": "stopped the kernel in an earlier attempt"}
+                continue
+            remaining = notebook_deadline - time.monotonic()
+            if remaining <= 1:
+                report["cells"][index] = {"status": "not-run", "reason": "notebook time limit reached"}
+                continue
+            result = session.run(source, min(job["cell_timeout"], remaining))
+            report["cells"][index] = dict(result)
+            if result["status"] in ("died", "unresponsive"):
+                fatal.add(index)
+                restart_needed = True
+                break
+            if job.get("stop_on_error") and result["status"] != "ok":
+                break
+        if not restart_needed:
+            break
+        session.close()
+        session = None
+        report["restarts"] += 1
+        if attempt == job.get("max_restarts", 2):
+            report["notes"].append("the kernel kept dying; the hidden tests were not run")
+    if session is not None and job.get("harvest_code"):
+        harvest = session.run(job["harvest_code"], job["harvest_timeout"])
+        report["harvest"] = {k: harvest[k] for k in ("status", "error", "seconds")}
+    if session is not None:
+        session.close()
+    report["seconds"] = round(time.monotonic() - started, 3)
+    return report
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        raise SystemExit("usage: python -m course_lib.grading.runner JOB.json")
+    job = json.loads(Path(argv[0]).read_text())
+    report = execute(job)
+    result_path = Path(job["result_path"])
+    temporary = result_path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(report, default=str))
+    temporary.replace(result_path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""What an assignment's hidden tests look like, and how they are found.
+
+An instructor writes one Python file per assignment in the top-level
+`hidden_tests/` folder (never shipped to students: it is outside the
+`course_lib` package). The file defines `ASSIGNMENT`, an `Assignment` made of
+`Question`s, each scored by one or more `Test`s:
+
+    ASSIGNMENT = Assignment(
+        id="A1", notebook="A1_bahdanau_attention",
+        questions=[Question("softmax", "Softmax over the source positions")],
+        tests=[
+            Test("softmax: random scores", question="softmax", points=1,
+                 call="student.softmax(inputs['scores'])",
+                 inputs=lambda rng: {"scores": rng.normal(size=(4, 7))},
+                 expected=lambda inputs: reference_softmax(inputs["scores"])),
+        ],
+    )
+
+`inputs(rng)` and `expected(inputs)` run in the grader's own process; only the
+inputs travel to the student's kernel, where `call` is evaluated with
+`student` (the notebook's namespace) and `inputs`. The value it returns comes
+back as data and is compared with `expected` by `compare` in the grader, so
+nothing the notebook does to `numpy`, `assert` or the check helpers can change
+the verdict.
+"""
+
+import importlib.util
+import inspect
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Question:
+    """One graded part of an assignment; its points are the sum of its tests'."""
+
+    id: str
+    title: str = ""
+
+
+@dataclass
+class Test:
+    """One hidden test.
+
+    Args:
+        name: shown to the student in the feedback file (values never are).
+        question: id of the `Question` it scores.
+        points: points earned when it passes.
+        call: Python expression evaluated in the student's kernel, with
+            `student` (attribute access to the notebook's names) and `inputs`.
+        inputs: `rng -> dict` of hidden inputs (NumPy arrays, numbers, lists).
+        expected: `inputs -> value` computed by the grader from its reference.
+        compare: `(got, expected, inputs) -> (passed, reason)`; default
+            `allclose`.
+        substitute: names of reference functions (from the hidden test module)
+            that replace the student's own while this test runs, so that a
+            composite part is scored on its own and a broken helper is not
+            counted twice.
+        timeout: seconds allowed for the call in the kernel.
+    """
+
+    name: str
+    question: str
+    points: float
+    call: str
+    inputs: Callable = lambda rng: {}
+    expected: Callable = lambda inputs: None
+    compare: Callable = None
+    substitute: tuple = ()
+    timeout: float = 20.0
+
+    def seed(self, assignment_id):
+        return zlib.crc32(f"{assignment_id}/{self.name}".encode())
+
+
+@dataclass
+class Assignment:
+    """The hidden tests of one assignment.
+
+    Args:
+        id: short id, also the CSV's assignment name (`A1`).
+        notebook: stem of the notebook in `solutions/` and `assignments/`.
+        questions: the graded parts, in CSV column order.
+        tests: the hidden tests.
+        kernel_setup: Python source run in the student's kernel before the
+            calls (helpers named `_grader_*`; e.g. to rebuild a Keras layer
+            from weights sent as inputs).
+        references: functions whose source the kernel needs for `substitute`.
+        cell_timeout, notebook_timeout: default limits in seconds.
+        memory_mb: address-space limit of the student's kernel.
+    """
+
+    id: str
+    notebook: str
+    questions: list
+    tests: list
+    kernel_setup: str = ""
+    references: dict = field(default_factory=dict)
+    cell_timeout: float = 60.0
+    notebook_timeout: float = 600.0
+    memory_mb: int = 6144
+
+    def __post_init__(self):
+        question_ids = [q.id for q in self.questions]
+        if len(set(question_ids)) != len(question_ids):
+            raise ValueError(f"Question ids must be unique. Received: {question_ids}")
+        names = [t.name for t in self.tests]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Test names must be unique in {self.id}. Received duplicates in: {names}")
+        for test in self.tests:
+            if test.question not in question_ids:
+                raise ValueError(
+                    f"Test {test.name!r} scores unknown question {test.question!r}. "
+                    f"Received questions: {question_ids}"
+                )
+            if test.points <= 0:
+                raise ValueError(f"Test {test.name!r} must be worth points. Received: points={test.points}")
+            for name in test.substitute:
+                if name not in self.references:
+                    raise ValueError(
+                        f"Test {test.name!r} substitutes {name!r}, which is not in `references`. "
+                        f"Received references: {sorted(self.references)}"
+                    )
+        for question_id in question_ids:
+            if not any(t.question == question_id for t in self.tests):
+                raise ValueError(f"Question {question_id!r} of {self.id} has no test.")
+
+    def points(self, question_id=None):
+        tests = self.tests if question_id is None else [t for t in self.tests if t.question == question_id]
+        return float(sum(t.points for t in tests))
+
+    def reference_sources(self):
+        """Source code of the reference functions, for substitution in the kernel."""
+        return {name: inspect.getsource(function) for name, function in self.references.items()}
+
+
+# -- finding hidden tests --------------------------------------------------------
+
+
+def default_tests_dir():
+    return REPOSITORY_ROOT / "hidden_tests"
+
+
+def load_assignment(name, tests_dir=None):
+    """Loads `hidden_tests/<id>.py` for `name` (`A1`, `A1_bahdanau_attention` or a path)."""
+    path = Path(name)
+    if path.suffix == ".py" and path.is_file():
+        return _load_module(path).ASSIGNMENT
+    tests_dir = Path(tests_dir) if tests_dir is not None else default_tests_dir()
+    if not tests_dir.is_dir():
+        raise FileNotFoundError(
+            f"No hidden tests folder at {tests_dir}. Pass --tests DIR (the folder with A1.py, ...)."
+        )
+    short = path.name.split("_")[0].removesuffix(".ipynb")
+    candidate = tests_dir / f"{short}.py"
+    if not candidate.is_file():
+        available = sorted(p.stem for p in tests_dir.glob("*.py") if not p.name.startswith("_"))
+        raise ValueError(f"No hidden tests for assignment {name!r}. Received: {name!r}; available: {available}")
+    assignment = _load_module(candidate).ASSIGNMENT
+    if assignment.id != short:
+        raise ValueError(f"{candidate} defines assignment {assignment.id!r}, expected {short!r}.")
+    return assignment
+
+
+def _load_module(path):
+    spec = importlib.util.spec_from_file_location(f"hidden_tests_{Path(path).stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "ASSIGNMENT"):
+        raise ValueError(f"{path} must define ASSIGNMENT. Received names: {sorted(vars(module))[:20]}")
+    return module
+
+
+# -- comparing values -----------------------------------------------------------
+
+
+def allclose(rtol=1e-4, atol=1e-6, names=None):
+    """A comparison for numbers, arrays and tuples of them.
+
+    The reason given on failure names the shape or the size of the difference,
+    never the expected values.
+    """
+
+    def compare(got, expected, inputs):
+        return _compare(got, expected, rtol, atol, names, "result")
+
+    return compare
+
+
+def _compare(got, expected, rtol, atol, names, label):
+    if isinstance(expected, (tuple, list)) and not _is_numeric_sequence(expected):
+        if not isinstance(got, (tuple, list)):
+            return False, f"{label}: expected a tuple of {len(expected)} values, got {_describe(got)}"
+        if len(got) != len(expected):
+            return False, f"{label}: expected {len(expected)} values, got {len(got)}"
+        for index, (g, e) in enumerate(zip(got, expected)):
+            part = names[index] if names and index < len(names) else f"{label}[{index}]"
+            ok, reason = _compare(g, e, rtol, atol, None, part)
+            if not ok:
+                return ok, reason
+        return True, ""
+    if isinstance(expected, dict):
+        if not isinstance(got, dict):
+            return False, f"{label}: expected a dict, got {_describe(got)}"
+        missing = [k for k in expected if k not in got]
+        if missing:
+            return False, f"{label}: missing keys {missing}"
+        for key in expected:
+            ok, reason = _compare(got[key], expected[key], rtol, atol, None, f"{label}[{key!r}]")
+            if not ok:
+                return ok, reason
+        return True, ""
+    if isinstance(expected, str):
+        if not isinstance(got, str):
+            return False, f"{label}: expected a string, got {_describe(got)}"
+        return (got.strip().lower() == expected.strip().lower(), f"{label}: wrong answer")
+    try:
+        got_array = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return False, f"{label}: expected numbers, got {_describe(got)}"
+    expected_array = np.asarray(expected, dtype=float)
+    if got_array.shape != expected_array.shape:
+        return False, f"{label}: wrong shape {tuple(got_array.shape)}, expected {tuple(expected_array.shape)}"
+    if not np.all(np.isfinite(got_array)):
+        return False, f"{label}: contains NaN or infinity"
+    close = np.isclose(got_array, expected_array, rtol=rtol, atol=atol)
+    if not close.all():
+        wrong = int((~close).sum())
+        largest = float(np.max(np.abs(got_array - expected_array)))
+        return False, (
+            f"{label}: values differ from the reference at {wrong} of {close.size} entries "
+            f"(largest difference {largest:.3g})"
+        )
+    return True, ""
+
+
+def _is_numeric_sequence(value):
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value) and len(value) > 0
+
+
+def _describe(value):
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, dict) and "__unencodable__" in value:
+        return f"an object of type {value['__unencodable__']}"
+    return f"a {type(value).__name__}"
+
+
+def exact(compare_as=None):
+    """Equality (after `compare_as`, e.g. `set` or `tuple`)."""
+
+    def compare(got, expected, inputs):
+        try:
+            a = compare_as(got) if compare_as else got
+            b = compare_as(expected) if compare_as else expected
+        except (TypeError, ValueError):
+            return False, f"result: could not read {_describe(got)} as {compare_as.__name__}"
+        if _normalise(a) == _normalise(b):
+            return True, ""
+        return False, "result: wrong answer"
+
+    return compare
+
+
+def _normalise(value):
+    if isinstance(value, (list, tuple)):
+        return tuple(_normalise(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_normalise(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _normalise(v)) for k, v in value.items()))
+    if isinstance(value, np.ndarray):
+        return _normalise(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return value.strip().lower()
+    return value
