@@ -226,7 +226,7 @@ ASSIGNMENT = Assignment(
         _count_test("params: 1024-d state, 2048-d values, 256 units", (1024, 2048, 256), 0.5),
     ],
     references={name: globals()[name] for name in PARTS},
-    cell_timeout=60,
+    cell_timeout=30,
     notebook_timeout=240,
     memory_mb=4096,
 )

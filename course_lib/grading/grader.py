@@ -441,6 +441,7 @@ def grade(
     done = [0]
     lock = threading.Lock()
     started = time.monotonic()
+    wall_started = time.time() - 1
 
     def grade_one(index):
         path, name = submissions[index], names[index]
@@ -478,6 +479,12 @@ def grade(
         write_csv(assignment, results, out)
     if feedback_dir:
         write_feedback(assignment, results, feedback_dir)
+        ours = {f"{result.name}.md" for result in results}
+        strays = [p.name for p in Path(feedback_dir).iterdir()
+                  if p.name not in ours and p.stat().st_mtime >= wall_started]
+        if strays:
+            progress(f"WARNING: files the grader did not write appeared in {feedback_dir} during grading "
+                     f"(written by a submission?): {', '.join(sorted(strays)[:10])}")
     progress(f"graded {len(results)} submission(s) of {assignment.id} in {time.monotonic() - started:.1f} s")
     return results
 

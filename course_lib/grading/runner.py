@@ -197,7 +197,7 @@ def execute(job):
     env = dict(os.environ)
     env.update(job.get("env", {}))
     report = {"cells": {}, "notes": [], "restarts": 0, "harvest": None, "skipped_by_tag": skipped}
-    fatal = set()
+    fatal = {}
     session = None
     for attempt in range(job.get("max_restarts", 2) + 1):
         restart_needed = False
@@ -205,7 +205,7 @@ def execute(job):
         report["cells"] = {}
         for index, source in cells:
             if index in fatal:
-                report["cells"][index] = {"status": "not-run", "reason": "stopped the kernel in an earlier attempt"}
+                report["cells"][index] = fatal[index]
                 continue
             remaining = notebook_deadline - time.monotonic()
             if remaining <= 1:
@@ -214,7 +214,7 @@ def execute(job):
             result = session.run(source, min(job["cell_timeout"], remaining))
             report["cells"][index] = dict(result)
             if result["status"] in ("died", "unresponsive"):
-                fatal.add(index)
+                fatal[index] = dict(result)
                 restart_needed = True
                 break
             if job.get("stop_on_error") and result["status"] != "ok":

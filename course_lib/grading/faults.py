@@ -1,0 +1,203 @@
+"""Crafted faulty submissions, made from a solution notebook.
+
+An instructor (and the project's tests and benchmark) can use them to check
+that a grader survives bad submissions and that hidden tests take off exactly
+the points of the part a mistake breaks:
+
+    from course_lib.grading import faults
+    text = faults.make("A1", "infinite-loop", "solutions/A1_bahdanau_attention.ipynb")
+
+Each fault returns the text of the file a student would hand in (usually a
+notebook, sometimes not). `FAULTS` lists the generic ones (requirement: one
+bad submission never stops the batch); `WRONG_PARTS[assignment]` lists
+plausible mistakes in one graded part.
+"""
+
+import copy
+import textwrap
+
+import nbformat
+
+
+def _insert(code, position=2):
+    def transform(notebook, targets):
+        notebook.cells.insert(position, nbformat.v4.new_code_cell(textwrap.dedent(code).strip()))
+        return notebook
+
+    return transform
+
+
+def _replace(old, new, count=1):
+    def transform(notebook, targets):
+        for cell in notebook.cells:
+            if old in cell.source:
+                cell.source = cell.source.replace(old, new, count)
+                return notebook
+        raise ValueError(f"Fault pattern not found in the notebook. Received: {old!r}")
+
+    return transform
+
+
+def _delete_cell_defining(name):
+    def transform(notebook, targets):
+        keep = [c for c in notebook.cells if f"def {name}(" not in c.source]
+        if len(keep) == len(notebook.cells):
+            raise ValueError(f"No cell defines {name!r}.")
+        notebook.cells = keep
+        return notebook
+
+    return transform
+
+
+def _chain(*transforms):
+    def transform(notebook, targets):
+        for step in transforms:
+            notebook = step(notebook, targets)
+        return notebook
+
+    return transform
+
+
+def _not_a_notebook(notebook, targets):
+    return "This is my homework, I wrote it in a text file.\n"
+
+
+def _truncated_json(notebook, targets):
+    return nbformat.writes(notebook)[:500]
+
+
+def _no_cells(notebook, targets):
+    notebook.cells = []
+    return notebook
+
+
+def _writes_results(notebook, targets):
+    csv_path, feedback_dir = targets.get("csv", "grades.csv"), targets.get("feedback", "feedback")
+    code = f"""
+    # tries to write its own grade, now and from a process that outlives the kernel
+    import os, subprocess, sys
+    rows = "submission,total\\ncheater,999\\n"
+    for path in [{csv_path!r}, os.path.join({feedback_dir!r}, "writes-grades.md")]:
+        try:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            open(path, "w").write(rows)
+        except OSError as error:
+            print("could not write", path, error)
+    script = "import time\\nfor _ in range(600):\\n    open({csv_path!r}, 'w').write({{rows!r}})\\n    time.sleep(0.2)\\n".format(rows=rows)
+    subprocess.Popen([sys.executable, "-c", script], start_new_session=True,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    open("junk.bin", "wb").write(b"0" * 10_000_000)
+    """
+    return _insert(code, position=len(notebook.cells))(notebook, targets)
+
+
+PATCH_EVERYTHING = """
+# tries to make every check pass without doing the work
+import builtins, json, sys, types
+import numpy as np
+from course_lib.grading import checks
+np.allclose = lambda *args, **kwargs: True
+np.isclose = lambda a, b, *args, **kwargs: np.ones(np.shape(a), dtype=bool)
+np.testing.assert_allclose = lambda *args, **kwargs: None
+for name in dir(checks):
+    if name.startswith("check_"):
+        setattr(checks, name, lambda *args, **kwargs: None)
+builtins.AssertionError = type("NeverRaised", (Exception,), {})
+sys.modules["keras"] = types.SimpleNamespace(ops=types.SimpleNamespace(softmax=lambda x, axis=-1: x))
+"""
+
+FORGE_RESULTS = """
+# replaces whatever the hidden tests write with claims of success
+import json
+_real_dump = json.dump
+def _forged_dump(results, handle, *args, **kwargs):
+    forged = {name: {"status": "ok", "value": "PASS"} for name in results}
+    return _real_dump(forged, handle, *args, **kwargs)
+json.dump = _forged_dump
+"""
+
+FAULTS = {
+    "infinite-loop": ("a cell that never ends", _insert("while True:\n    pass")),
+    "ignores-interrupt": (
+        "a loop that swallows the interrupt",
+        _insert("import time\nwhile True:\n    try:\n        time.sleep(0.5)\n    except KeyboardInterrupt:\n        pass"),
+    ),
+    "raises-on-import": ("imports a package that does not exist, first", _insert("import package_that_does_not_exist", position=1)),
+    "syntax-error": ("a syntax error in a graded cell", None),
+    "deleted-cell": ("deleted a graded cell", None),
+    "renamed-function": ("renamed a graded function", None),
+    "sys-exit": ("calls sys.exit()", _insert("import sys\nsys.exit(3)")),
+    "os-exit": ("kills its own kernel with os._exit()", _insert("import os\nos._exit(1)")),
+    "prints-megabytes": ("prints 50 MB", _insert("for _ in range(50):\n    print('x' * 1_000_000)")),
+    "fills-memory": ("allocates until memory runs out", _insert("hoard = [bytearray(2**28) for _ in range(10_000)]")),
+    "writes-files": ("writes to the grades and feedback files and leaves a writer process behind", _writes_results),
+    "not-a-notebook": ("a text file with an .ipynb name", _not_a_notebook),
+    "truncated-json": ("a notebook cut in the middle", _truncated_json),
+    "no-cells": ("every cell deleted", _no_cells),
+    "patches-everything": ("a wrong softmax, with numpy, assert, the checks and keras patched", None),
+    "forges-results": ("rewrites the hidden tests' results file", _insert(FORGE_RESULTS, position=3)),
+}
+
+# Per-assignment specifics of the generic faults, and wrong answers in one part.
+A1_SPECIFIC = {
+    "syntax-error": _replace("def softmax(scores):", "def softmax(scores)"),
+    "deleted-cell": _delete_cell_defining("context_vector"),
+    "renamed-function": _replace("def apply_mask(scores, mask):", "def apply_mask_v2(scores, mask):"),
+}
+
+WRONG_PARTS = {
+    "A1": {
+        "softmax-wrong-axis": (
+            "softmax over the batch axis",
+            _chain(
+                _replace("np.max(scores, axis=-1, keepdims=True)", "np.max(scores, axis=0, keepdims=True)"),
+                _replace("np.sum(exponentials, axis=-1, keepdims=True)", "np.sum(exponentials, axis=0, keepdims=True)"),
+            ),
+        ),
+        "mask-ignored": ("apply_mask returns the scores unchanged", _replace("return np.where(mask, scores, checks.NEGATIVE_SCORE)", "return scores")),
+        "tanh-missing": ("no tanh in the score", _replace("np.tanh(projected_keys + projected_query[:, None, :])", "(projected_keys + projected_query[:, None, :])")),
+        "keys-recomputed": (
+            "recomputes the keys inside the loop with the wrong matrix",
+            _replace("scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)",
+                     "keys = project_keys(values, U_att)\n        scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)"),
+        ),
+    },
+}
+
+A1_SPECIFIC["patches-everything"] = _chain(WRONG_PARTS["A1"]["softmax-wrong-axis"][1], _insert(PATCH_EVERYTHING, position=3))
+
+SPECIFIC = {"A1": A1_SPECIFIC}
+
+
+def names(assignment_id):
+    return list(FAULTS) + list(WRONG_PARTS.get(assignment_id, {}))
+
+
+def make(assignment_id, fault, solution_path, targets=None):
+    """Returns the text of the faulty submission `fault` for an assignment."""
+    targets = targets or {}
+    solution = nbformat.read(solution_path, as_version=4)
+    notebook = copy.deepcopy(solution)
+    if fault in WRONG_PARTS.get(assignment_id, {}):
+        transform = WRONG_PARTS[assignment_id][fault][1]
+    elif fault in FAULTS:
+        transform = SPECIFIC.get(assignment_id, {}).get(fault) or FAULTS[fault][1]
+        if transform is None:
+            raise ValueError(f"Fault {fault!r} needs an assignment-specific version for {assignment_id}.")
+    else:
+        raise ValueError(f"Unknown fault. Received: fault={fault!r}; known: {names(assignment_id)}")
+    result = transform(notebook, targets)
+    if isinstance(result, str):
+        return result
+    for index, cell in enumerate(result.cells):
+        cell.setdefault("id", f"fault-{index}")
+    return nbformat.writes(result)
+
+
+def describe(assignment_id, fault):
+    if fault in WRONG_PARTS.get(assignment_id, {}):
+        return WRONG_PARTS[assignment_id][fault][0]
+    return FAULTS[fault][0]
+
+
+__all__ = ["FAULTS", "WRONG_PARTS", "describe", "make", "names"]
