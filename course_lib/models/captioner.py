@@ -1,0 +1,353 @@
+"""The image captioner: a CNN encoder and a GRU decoder, three ways to connect them."""
+
+import keras
+import numpy as np
+from keras import ops
+
+from course_lib.decoders.attention_gru import AttentionGRUDecoder
+from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.greedy import greedy_decode
+from course_lib.encoders.small_cnn import SmallCNNEncoder
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+
+DECODERS = ("attention", "option1", "option2")
+ENCODERS = ("small", "features")
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class ImageCaptioner(keras.Model):
+    """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
+
+    The encoder gives two views of the image `I`: a map of locations
+    `a_1 .. a_L` (`L = H * W`) and one vector, the lecture's `fc7(I)`. The
+    decoder (`decoder=`) uses them in one of three ways:
+
+    * `"option1"`: `s_0 = W_proj fc7(I)` (a learnable `units x D` matrix, the
+      projection the lecture mentions), then a plain GRU from `<GO>`; the image
+      reaches later words only through the recurrence.
+    * `"option2"`: `s_t = GRU(s_{t-1}, [e(y_{t-1}); fc7(I)])`, the image joined
+      to every input, `s_0 = 0`.
+    * `"attention"`: at every step `alpha_t = softmax_j(f_ATT(s_{t-1}, a_j))`
+      over the `L` locations and `c_t = sum_j alpha_jt a_j` joins the input
+      (the core `AttentionGRUDecoder`); `s_0 = tanh(W_init mean_j a_j)`.
+      The vector cannot be attended over: it has no locations.
+
+    Encoders (`encoder=`):
+
+    * `"small"`: a `SmallCNNEncoder` trained end to end with the decoder;
+      inputs hold `"image"` `(batch, image_size, image_size, 3)` in `[0, 255]`.
+    * `"features"`: features of a frozen pretrained backbone computed once
+      (see `course_lib.encoders.pretrained` and
+      `course_lib.data.feature_cache`); inputs hold `"locations"`
+      `(batch, L, C)` and `"vector"` `(batch, D)`.
+
+    Called on `{"image" | "locations", "vector", "target_in"}` it returns
+    teacher-forced logits `(batch, tgt_len, vocab)`, so it trains with `fit`
+    (`compile` fills in `MaskedTokenLoss` and `MaskedTokenAccuracy`).
+
+    Args:
+        vocab_size: caption vocabulary size, specials included.
+        decoder: "attention", "option1" or "option2".
+        encoder: "small" or "features".
+        image_size: side of the square input images (small encoder).
+        cnn_filters, vector_dim, convs_per_block, cnn_dropout: `SmallCNNEncoder`
+            settings (`vector_dim` is ignored by the attentional decoder).
+        feature_locations, feature_channels, feature_vector_dim: the backbone's
+            `L`, `C` and `D` (features encoder).
+        embedding_dim, units, attention_units, deep_output: decoder settings.
+        start_id, stop_id, pad_id: special token ids.
+        max_output_length: default decoding length (`<stop>` included).
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        decoder="attention",
+        encoder="small",
+        image_size=48,
+        cnn_filters=(16, 32, 64),
+        vector_dim=256,
+        convs_per_block=1,
+        cnn_dropout=0.0,
+        feature_locations=None,
+        feature_channels=None,
+        feature_vector_dim=None,
+        embedding_dim=32,
+        units=128,
+        attention_units=None,
+        deep_output=False,
+        start_id=1,
+        stop_id=2,
+        pad_id=0,
+        max_output_length=20,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if decoder not in DECODERS:
+            raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
+        if encoder not in ENCODERS:
+            raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
+        if encoder == "features" and not (feature_locations and feature_channels and feature_vector_dim):
+            raise ValueError(
+                "The features encoder needs feature_locations, feature_channels and feature_vector_dim. "
+                f"Received: {feature_locations}, {feature_channels}, {feature_vector_dim}"
+            )
+        self.vocab_size = int(vocab_size)
+        self.decoder_kind = decoder
+        self.encoder_kind = encoder
+        self.image_size = int(image_size)
+        self.cnn_filters = tuple(int(f) for f in cnn_filters)
+        self.vector_dim = int(vector_dim)
+        self.convs_per_block = int(convs_per_block)
+        self.cnn_dropout = float(cnn_dropout)
+        self.feature_locations = feature_locations
+        self.feature_channels = feature_channels
+        self.feature_vector_dim = feature_vector_dim
+        self.embedding_dim = int(embedding_dim)
+        self.units = int(units)
+        self.attention_units = attention_units
+        self.deep_output = bool(deep_output)
+        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
+        self.max_output_length = int(max_output_length)
+
+        if encoder == "small":
+            # The attentional decoder never reads fc7, so its encoder has no fc layer.
+            self.image_encoder = SmallCNNEncoder(
+                self.cnn_filters, vector_dim=0 if decoder == "attention" else self.vector_dim,
+                convs_per_block=self.convs_per_block, dropout=self.cnn_dropout, name="image_encoder",
+            )
+            height, _ = self.image_encoder.feature_grid(self.image_size)
+            self.grid = (height, height)
+        else:
+            self.image_encoder = None
+            side = int(round(float(feature_locations) ** 0.5))
+            self.grid = (side, side) if side * side == feature_locations else (1, int(feature_locations))
+        if decoder == "attention":
+            self.decoder = AttentionGRUDecoder(
+                self.vocab_size, self.embedding_dim, self.units, attention_units=attention_units,
+                deep_output=self.deep_output, name="decoder",
+            )
+            self.bridge = keras.layers.Dense(self.units, activation="tanh", name="W_init")
+        else:
+            self.decoder = PlainGRUDecoder(
+                self.vocab_size, self.embedding_dim, self.units, option=1 if decoder == "option1" else 2,
+                name="decoder",
+            )
+            # Option 1: the lecture's d x 4096 projection of fc7 to the state size.
+            self.bridge = keras.layers.Dense(self.units, use_bias=False, name="W_proj") if decoder == "option1" else None
+        self._decode_functions = {}
+
+    # -- inputs -----------------------------------------------------------------
+
+    @property
+    def image_keys(self):
+        return ("image",) if self.encoder_kind == "small" else ("locations", "vector")
+
+    def _check_inputs(self, inputs, need_target=True):
+        if not isinstance(inputs, dict):
+            raise ValueError(
+                f"ImageCaptioner expects a dict with keys {self.image_keys + ('target_in',)}. "
+                f"Received: {type(inputs).__name__}"
+            )
+        keys = self.image_keys + (("target_in",) if need_target else ())
+        missing = [k for k in keys if k not in inputs]
+        if missing:
+            raise ValueError(
+                f"ImageCaptioner ({self.encoder_kind} encoder) needs keys {keys}. "
+                f"Received: keys={sorted(inputs)}"
+            )
+
+    # -- forward passes ---------------------------------------------------------
+
+    def encode(self, inputs, training=None):
+        """Returns `(locations (batch, L, C), vector (batch, D))`."""
+        self._check_inputs(inputs, need_target=False)
+        if self.encoder_kind == "small":
+            images = inputs["image"]
+            if len(images.shape) != 4 or tuple(images.shape[1:]) != (self.image_size, self.image_size, 3):
+                raise ValueError(
+                    f"`image` must have shape (batch, {self.image_size}, {self.image_size}, 3). "
+                    f"Received: image.shape={tuple(images.shape)}"
+                )
+            return self.image_encoder(images, training=training)
+        locations = ops.cast(inputs["locations"], self.compute_dtype)
+        vector = ops.cast(inputs["vector"], self.compute_dtype)
+        expected = (self.feature_locations, self.feature_channels)
+        if len(locations.shape) != 3 or tuple(locations.shape[1:]) != expected:
+            raise ValueError(
+                f"`locations` must have shape (batch, {expected[0]}, {expected[1]}). "
+                f"Received: locations.shape={tuple(locations.shape)}"
+            )
+        if len(vector.shape) != 2 or vector.shape[1] != self.feature_vector_dim:
+            raise ValueError(
+                f"`vector` must have shape (batch, {self.feature_vector_dim}). Received: vector.shape={tuple(vector.shape)}"
+            )
+        return locations, vector
+
+    def decoder_inputs(self, locations, vector):
+        """`(encoder_outputs, initial_state)` for the chosen decoder."""
+        if self.decoder_kind == "attention":
+            return locations, self.bridge(ops.mean(locations, axis=1))  # s_0: (batch, units)
+        if self.decoder_kind == "option1":
+            return locations, self.bridge(vector)  # s_0 = W_proj fc7(I): (batch, units)
+        return locations, vector  # option 2: fc7(I) joined to every input
+
+    def forward(self, inputs, training=None):
+        """Teacher-forced pass; returns `(logits, alignments)`."""
+        self._check_inputs(inputs)
+        locations, vector = self.encode(inputs, training=training)
+        encoder_outputs, initial_state = self.decoder_inputs(locations, vector)
+        return self.decoder(inputs["target_in"], encoder_outputs, initial_state, training=training)
+
+    def call(self, inputs, training=None):
+        logits, _ = self.forward(inputs, training=training)
+        return logits  # (batch, tgt_len, vocab)
+
+    # -- decoding ---------------------------------------------------------------
+
+    def _prepare(self, inputs):
+        locations, vector = self.encode(inputs, training=False)
+        encoder_outputs, initial_state = self.decoder_inputs(locations, vector)
+        memory = self.decoder.prepare_memory(encoder_outputs, initial_state)
+        return memory, self.decoder.start_state(initial_state)
+
+    def _greedy(self, inputs, max_length):
+        memory, start_state = self._prepare(inputs)
+        tokens, alignments, scores = greedy_decode(
+            self.decoder, memory, start_state, self.start_id, self.stop_id, max_length, pad_id=self.pad_id
+        )
+        return {"tokens": tokens, "alignments": alignments, "scores": scores}
+
+    def _beam(self, inputs, max_length, beam_width, length_penalty):
+        from course_lib.decoding.beam import beam_search
+
+        memory, start_state = self._prepare(inputs)
+        return beam_search(
+            self.decoder, memory, start_state, self.start_id, self.stop_id, max_length, beam_width,
+            length_penalty=length_penalty, pad_id=self.pad_id,
+        )
+
+    def _input_signature(self):
+        import tensorflow as tf
+
+        if self.encoder_kind == "small":
+            return {"image": tf.TensorSpec((None, self.image_size, self.image_size, 3), tf.float32)}
+        return {
+            "locations": tf.TensorSpec((None, self.feature_locations, self.feature_channels), tf.float32),
+            "vector": tf.TensorSpec((None, self.feature_vector_dim), tf.float32),
+        }
+
+    def decode_function(self, max_length, beam_width=1, length_penalty=1.0):
+        """A compiled decoder (greedy when `beam_width == 1`) for any batch size."""
+        key = (int(max_length), int(beam_width), float(length_penalty))
+        if key not in self._decode_functions:
+            def decode(inputs):
+                if key[1] == 1:
+                    return self._greedy(inputs, key[0])
+                return self._beam(inputs, *key)
+
+            if keras.backend.backend() == "tensorflow":
+                import tensorflow as tf
+
+                decode = tf.function(decode, input_signature=[self._input_signature()], reduce_retracing=True)
+            self._decode_functions[key] = decode
+        return self._decode_functions[key]
+
+    def generate(self, inputs, max_length=None, beam_width=1, length_penalty=1.0, batch_size=256):
+        """Captions a batch of images (token ids) with their attention weights.
+
+        Args:
+            inputs: dict of NumPy arrays, `{"image"}` or `{"locations", "vector"}`.
+            max_length: output length limit (`<stop>` included).
+            beam_width: 1 for greedy decoding, k > 1 for beam search.
+            length_penalty: see `course_lib.decoding.beam`.
+            batch_size: images decoded together.
+
+        Returns:
+            A dict of NumPy arrays: `tokens (n, max_length)`, `alignments
+            (n, max_length, L)` (the weights over locations behind each
+            generated word; zeros for options 1 and 2) and `scores (n,)`. With
+            beam search also `beam_tokens (n, k, max_length)` and
+            `beam_scores (n, k)`, best first.
+        """
+        self._check_inputs(inputs, need_target=False)
+        arrays = {key: np.asarray(inputs[key], "float32") for key in self.image_keys}
+        count = len(arrays[self.image_keys[0]])
+        if count == 0:
+            raise ValueError("Nothing to caption. Received: 0 images")
+        if beam_width < 1:
+            raise ValueError(f"`beam_width` must be at least 1. Received: beam_width={beam_width}")
+        max_length = int(max_length or self.max_output_length)
+        function = self.decode_function(max_length, beam_width, length_penalty)
+        parts = []
+        for start in range(0, count, batch_size):
+            chunk = {key: value[start : start + batch_size] for key, value in arrays.items()}
+            parts.append({name: np.asarray(value) for name, value in function(chunk).items()})
+        merged = {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+        if beam_width == 1:
+            return merged
+        return {
+            "tokens": merged["tokens"][:, 0],
+            "alignments": merged["alignments"][:, 0],
+            "scores": merged["scores"][:, 0],
+            "beam_tokens": merged["tokens"],
+            "beam_scores": merged["scores"],
+        }
+
+    # -- Keras plumbing -----------------------------------------------------------
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
+        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
+        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        return super().compile_from_config(config)
+
+    def example_inputs(self, batch=1):
+        """Zeros of the right shapes (used to build the weights)."""
+        target = np.full((batch, 2), self.start_id, "int32")
+        if self.encoder_kind == "small":
+            return {"image": np.zeros((batch, self.image_size, self.image_size, 3), "float32"), "target_in": target}
+        return {
+            "locations": np.zeros((batch, self.feature_locations, self.feature_channels), "float32"),
+            "vector": np.zeros((batch, self.feature_vector_dim), "float32"),
+            "target_in": target,
+        }
+
+    def build(self, input_shape=None):
+        """Creates every weight by running one tiny teacher-forced batch."""
+        if self.built:
+            return
+        self.forward({k: ops.convert_to_tensor(v) for k, v in self.example_inputs().items()}, training=False)
+        self.built = True
+
+    def get_build_config(self):
+        return {"built": True}
+
+    def build_from_config(self, config):
+        self.build()
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "decoder": self.decoder_kind,
+            "encoder": self.encoder_kind,
+            "image_size": self.image_size,
+            "cnn_filters": list(self.cnn_filters),
+            "vector_dim": self.vector_dim,
+            "convs_per_block": self.convs_per_block,
+            "cnn_dropout": self.cnn_dropout,
+            "feature_locations": self.feature_locations,
+            "feature_channels": self.feature_channels,
+            "feature_vector_dim": self.feature_vector_dim,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "attention_units": self.attention_units,
+            "deep_output": self.deep_output,
+            "start_id": self.start_id,
+            "stop_id": self.stop_id,
+            "pad_id": self.pad_id,
+            "max_output_length": self.max_output_length,
+        }

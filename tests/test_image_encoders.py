@@ -1,0 +1,88 @@
+"""Image encoders: the small CNN and the keras.applications backbones."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.encoders.pretrained import (
+    BackboneUnavailable, backbone_info, load_backbone, make_image_encoder,
+)
+from course_lib.encoders.small_cnn import SmallCNNEncoder
+from layer_testing import run_layer_test
+
+
+def test_small_cnn_passes_the_layer_checks():
+    images = np.random.default_rng(0).uniform(0, 64, (2, 16, 16, 3)).astype("float32")
+    run_layer_test(
+        SmallCNNEncoder,
+        {"filters": (4, 8), "vector_dim": 4},
+        {"images": images},
+        expected_output_shapes=[(2, 16, 8), (2, 4)],
+    )
+
+
+def test_small_cnn_average_vector_and_grid():
+    encoder = SmallCNNEncoder(filters=(4, 8, 8), vector_dim=0, convs_per_block=2)
+    images = np.random.default_rng(1).uniform(0, 255, (3, 48, 48, 3)).astype("float32")
+    locations, vector = encoder(images)
+    assert tuple(locations.shape) == (3, 36, 8) and encoder.feature_grid(48) == (6, 6)
+    np.testing.assert_allclose(np.asarray(vector), np.asarray(locations).mean(axis=1), atol=1e-5)
+    assert len(encoder.convolutions) == 6
+
+
+def test_small_cnn_locations_follow_the_image_regions():
+    """Location j = row * W + col sees the patch at (row, col): a bright patch moves its feature."""
+    encoder = SmallCNNEncoder(filters=(4, 4), vector_dim=0)
+    dark = np.zeros((1, 16, 16, 3), "float32")
+    lit = dark.copy()
+    lit[0, 12:16, 0:4] = 255.0  # bottom-left patch of a 4 x 4 grid -> location 12
+    changed = np.abs(np.asarray(encoder(lit)[0]) - np.asarray(encoder(dark)[0])).sum(axis=-1)[0]
+    assert changed.argmax() == 12, changed.reshape(4, 4)
+
+
+def test_small_cnn_rejects_bad_images():
+    encoder = SmallCNNEncoder(filters=(4, 8))
+    with pytest.raises(ValueError, match="images.shape"):
+        encoder(np.zeros((2, 32, 32), "float32"))
+    with pytest.raises(ValueError, match="too small"):
+        SmallCNNEncoder(filters=(4, 4, 4, 4)).feature_grid(8)
+
+
+def test_vgg16_gives_fc7_and_the_196_conv5_locations():
+    model = load_backbone("vgg16", weights=None)
+    outputs = model(np.zeros((1, 224, 224, 3), "float32"))
+    assert tuple(outputs["locations"].shape) == (1, 196, 512)  # 14 x 14 locations of 512
+    assert tuple(outputs["vector"].shape) == (1, 4096)  # fc7
+    assert not model.trainable_weights, "the backbone is frozen"
+    info = backbone_info("vgg16")
+    assert info["grid"][0] * info["grid"][1] == 196
+
+
+def test_mobilenet_shapes():
+    model = load_backbone("mobilenet", weights=None)
+    outputs = model(np.zeros((2, 224, 224, 3), "float32"))
+    assert tuple(outputs["locations"].shape) == (2, 196, 576)
+    assert tuple(outputs["vector"].shape) == (2, 1280)
+
+
+def _offline(*args, **kwargs):
+    raise Exception("URL fetch failure on https://example.invalid/weights.h5: [Errno -2] Name or service not known")
+
+
+def test_offline_download_gives_a_clear_error(monkeypatch):
+    monkeypatch.setattr(keras.applications, "VGG16", _offline)
+    with pytest.raises(BackboneUnavailable, match="offline.*--encoder small"):
+        load_backbone("vgg16")
+
+
+def test_offline_falls_back_to_the_small_cnn(monkeypatch):
+    monkeypatch.setattr(keras.applications, "MobileNetV2", _offline)
+    with pytest.warns(UserWarning, match="Could not load the ImageNet weights of MobileNetV2"):
+        kind, encoder = make_image_encoder("mobilenet", filters=(4, 8))
+    assert kind == "small" and isinstance(encoder, SmallCNNEncoder)
+    assert encoder.filters == (4, 8)
+
+
+def test_unknown_backbone():
+    with pytest.raises(ValueError, match="resnet"):
+        load_backbone("resnet")
