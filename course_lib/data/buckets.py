@@ -1,0 +1,158 @@
+"""Length-bucketed batches: pad each batch to its own longest sequence.
+
+Padding a whole corpus to its longest word makes every step of the encoder
+and decoder loops run to that length, although most words are much shorter.
+Grouping examples of similar length into the same batch (bucketing) and
+padding each batch only to its own maximum removes most of that waste: the
+recurrent loops run `max length in the batch` steps instead of `max length in
+the corpus`.
+
+The batches here are made by "pooled sorting": shuffle, cut into pools of
+`pool_batches * batch_size` examples, sort each pool by length, cut it into
+batches, shuffle the batch order. Batches differ from epoch to epoch but
+each holds words of nearly equal length.
+"""
+
+import numpy as np
+
+from course_lib.text.vocabulary import GO, PAD, STOP
+
+
+def sequence_lengths(ids, pad_id=PAD):
+    """Number of tokens before the padding of each row of a padded array."""
+    ids = np.asarray(ids)
+    if ids.ndim != 2:
+        raise ValueError(f"Need padded ids (batch, length). Received: shape={ids.shape}")
+    not_pad = ids != pad_id
+    # Position after the last non-padding token.
+    return np.where(not_pad.any(axis=1), ids.shape[1] - np.argmax(not_pad[:, ::-1], axis=1), 0)
+
+
+def bucketed_order(lengths, batch_size, rng=None, pool_batches=50):
+    """Index batches with similar lengths; shuffled when `rng` is given.
+
+    Args:
+        lengths: per-example length (source length, or a combined key).
+        batch_size: examples per batch (the last batch of a pool may be smaller).
+        rng: `np.random.Generator`; None gives a deterministic sorted order
+            (for decoding a test set).
+        pool_batches: pool size in batches (only with `rng`).
+
+    Returns:
+        A list of index arrays, one per batch.
+    """
+    lengths = np.asarray(lengths)
+    if int(batch_size) < 1:
+        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
+    count = len(lengths)
+    if rng is None:
+        order = np.argsort(lengths, kind="stable")
+        return [order[start:start + batch_size] for start in range(0, count, batch_size)]
+    order = rng.permutation(count)
+    pool = max(1, int(pool_batches)) * batch_size
+    batches = []
+    for start in range(0, count, pool):
+        members = order[start:start + pool]
+        members = members[np.argsort(lengths[members], kind="stable")]
+        batches.extend(members[i:i + batch_size] for i in range(0, len(members), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def _trim(ids, rows):
+    batch = ids[rows]
+    width = max(1, int(sequence_lengths(batch).max()))
+    return batch[:, :width]
+
+
+def teacher_forcing_pair(target):
+    """`target` = tokens + `<stop>` (padded) -> (`target_in`, `target_out`).
+
+    `target_in` is `<GO>` followed by the tokens (the `<stop>` is not fed);
+    `target_out` is the tokens followed by `<stop>`.
+    """
+    target = np.asarray(target)
+    target_in = np.concatenate([np.full((len(target), 1), GO, target.dtype), target[:, :-1]], axis=1)
+    target_in = np.where(target_in == STOP, PAD, target_in)
+    return target_in.astype("int32"), target.astype("int32")
+
+
+def make_batches(source, target, batch_size, bucketed=True, seed=None):
+    """A list of `({"source", "target_in"}, target_out)` NumPy batches for one epoch.
+
+    Args:
+        source: padded source ids `(N, S)`.
+        target: padded target ids followed by `<stop>`, `(N, T)`.
+        batch_size: examples per batch.
+        bucketed: group by length and pad per batch; False pads every batch
+            to the longest sequence of the whole set (the slow baseline).
+        seed: shuffling seed (None: sorted, unshuffled).
+    """
+    source, target = np.asarray(source), np.asarray(target)
+    if len(source) != len(target) or len(source) == 0:
+        raise ValueError(
+            "Need as many (and at least one) sources as targets. "
+            f"Received: source.shape={source.shape}, target.shape={target.shape}"
+        )
+    rng = None if seed is None else np.random.default_rng(seed)
+    if bucketed:
+        key = sequence_lengths(source) * (target.shape[1] + 1) + sequence_lengths(target)
+        batches = bucketed_order(key, batch_size, rng)
+    else:
+        order = np.arange(len(source)) if rng is None else rng.permutation(len(source))
+        batches = [order[start:start + batch_size] for start in range(0, len(source), batch_size)]
+    out = []
+    for rows in batches:
+        if bucketed:
+            batch_source, batch_target = _trim(source, rows), _trim(target, rows)
+        else:
+            batch_source, batch_target = source[rows], target[rows]
+        target_in, target_out = teacher_forcing_pair(batch_target)
+        out.append(({"source": batch_source.astype("int32"), "target_in": target_in}, target_out))
+    return out
+
+
+def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False):
+    """A `tf.data.Dataset` of batches with variable `(None, None)` shapes.
+
+    Each pass (epoch) reshuffles with a new seed derived from `seed`, so
+    `repeat=True` gives an endless stream for `fit_steps`.
+    """
+    import tensorflow as tf
+
+    def generate():
+        epoch = 0
+        while True:
+            epoch_seed = None if seed is None else seed + epoch
+            yield from make_batches(source, target, batch_size, bucketed, epoch_seed)
+            epoch += 1
+            if not repeat:
+                return
+
+    spec = (
+        {"source": tf.TensorSpec((None, None), tf.int32), "target_in": tf.TensorSpec((None, None), tf.int32)},
+        tf.TensorSpec((None, None), tf.int32),
+    )
+    return tf.data.Dataset.from_generator(generate, output_signature=spec).prefetch(2)
+
+
+def batched_generate(model, source, batch_size=512, **generate_kwargs):
+    """Decodes a whole test set in length-sorted batches; results in input order.
+
+    Args:
+        model: has `generate(source_batch, **generate_kwargs)` returning a dict
+            of NumPy arrays with the batch first (e.g. `Seq2Seq`).
+        source: padded source ids `(N, S)`.
+
+    Returns:
+        A dict of lists (one entry per example, in the original order); arrays
+        with a source axis are cut to the example's batch width.
+    """
+    source = np.asarray(source)
+    if source.ndim != 2 or len(source) == 0:
+        raise ValueError(f"Need padded source ids (N, S) with N >= 1. Received: shape={source.shape}")
+    results = [None] * len(source)
+    for rows in bucketed_order(sequence_lengths(source), batch_size):
+        output = model.generate(_trim(source, rows), **generate_kwargs)
+        for position, row in enumerate(rows):
+            results[row] = {name: value[position] for name, value in output.items()}
+    return {name: [result[name] for result in results] for name in results[0]}

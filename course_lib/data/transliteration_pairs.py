@@ -1,0 +1,75 @@
+"""Shared pieces of the transliteration loaders (Aksharantar, Dakshina).
+
+A loader returns `TransliterationPair(roman, native, line_number, count)`
+records. One roman word may have several accepted native spellings, so
+`references_by_roman` groups them for evaluation.
+"""
+
+import dataclasses
+import re
+
+from course_lib.data.tatoeba import MalformedLine
+
+_DEVANAGARI = re.compile("[\u0900-\u097f]")
+_LATIN = re.compile("[A-Za-z]")
+
+
+@dataclasses.dataclass(frozen=True)
+class TransliterationPair:
+    roman: str
+    native: str
+    line_number: int
+    count: int = 1
+
+
+def check_pair(roman, native, line_number, line):
+    """Returns a `MalformedLine` when the two sides are not a plausible pair, else None."""
+    if not roman or not native:
+        return MalformedLine(line_number, "empty roman or native column", line)
+    if not _LATIN.search(roman) or _DEVANAGARI.search(roman):
+        return MalformedLine(line_number, "the roman column has no Latin letters or has Devanagari", line)
+    if not _DEVANAGARI.search(native) or _LATIN.search(native):
+        return MalformedLine(line_number, "the native column has no Devanagari or has Latin letters", line)
+    return None
+
+
+def decode_line(raw, line_number, malformed):
+    """Bytes to str without the line ending and byte-order mark; None (and a report) if not UTF-8."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            malformed.append(MalformedLine(line_number, f"not UTF-8 ({error.reason})", repr(raw[:60])))
+            return None
+    return raw.rstrip("\r\n").lstrip("\ufeff")
+
+
+def read_raw_lines(path_or_url, inner_name):
+    """The raw byte lines of a local file, an archive member, or a downloaded URL."""
+    import zipfile
+
+    from course_lib.data.tatoeba import resolve_file
+
+    path = resolve_file(path_or_url, inner_name=inner_name)
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if n.endswith(inner_name)]
+            if not names:
+                raise FileNotFoundError(
+                    f"No {inner_name!r} in the archive {path!r}. Found: {archive.namelist()[:20]}"
+                )
+            return path, archive.read(names[0]).splitlines(keepends=True)
+    with open(path, "rb") as handle:
+        return path, handle.readlines()
+
+
+def references_by_roman(pairs):
+    """`{roman: [native spellings, most frequent first]}` from a list of pairs."""
+    grouped = {}
+    for pair in pairs:
+        spellings = grouped.setdefault(pair.roman, {})
+        spellings[pair.native] = spellings.get(pair.native, 0) + pair.count
+    return {
+        roman: sorted(spellings, key=lambda native: -spellings[native])
+        for roman, spellings in grouped.items()
+    }

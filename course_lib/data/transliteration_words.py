@@ -1,0 +1,159 @@
+"""Generated Roman -> Devanagari word pairs: the offline transliteration set.
+
+Words are built from syllable tables written for this course (no third-party
+word list) and transliterated by explicit spelling rules, so every roman word
+has exactly one Devanagari spelling and the set is reproducible from a seed.
+
+The rules are the ones a learner (and a model) has to pick up from examples:
+
+- a consonant followed by `a` keeps its inherent vowel: `kamal` -> कमल;
+  followed by another vowel it takes that vowel's sign (matra): `kiran` -> किरन;
+- a vowel at the start of a word, or after another vowel, is written as an
+  independent letter: `ajay` -> अजय, `naee` -> नई;
+- two consonants in a row form a conjunct with a virama: `kripa` -> क्रिपा;
+  but `n` (and `m` before p/b/m) closing a syllable becomes the anusvara:
+  `hindi` -> हिंदी, `champa` -> चंपा;
+- at the end of a word, `a` is written long (`sita` -> सिता) and `i` is
+  written long (`hindi` -> हिंदी): the output for a letter depends on what
+  follows it, which a model can only know by looking ahead in the source.
+"""
+
+import numpy as np
+
+from course_lib.data.transliteration_pairs import TransliterationPair
+
+# Roman spelling -> Devanagari consonant. Longest match first when parsing.
+CONSONANTS = {
+    "chh": "छ", "kh": "ख", "gh": "घ", "ch": "च", "jh": "झ", "th": "थ", "dh": "ध",
+    "ph": "फ", "bh": "भ", "sh": "श", "k": "क", "g": "ग", "j": "ज", "t": "त",
+    "d": "द", "n": "न", "p": "प", "b": "ब", "m": "म", "y": "य", "r": "र",
+    "l": "ल", "v": "व", "s": "स", "h": "ह",
+}
+# Roman spelling -> (independent vowel, vowel sign after a consonant).
+VOWELS = {
+    "aa": ("आ", "ा"), "ai": ("ऐ", "ै"), "au": ("औ", "ौ"), "ee": ("ई", "ी"),
+    "oo": ("ऊ", "ू"), "a": ("अ", ""), "i": ("इ", "ि"), "u": ("उ", "ु"),
+    "e": ("ए", "े"), "o": ("ओ", "ो"),
+}
+VIRAMA = "्"
+ANUSVARA = "ं"
+# Second members of conjuncts (the cluster "kr", "pr", "sv", "sth" ...).
+CLUSTER_SECONDS = ("r", "y", "v")
+CLUSTER_FIRSTS = ("k", "g", "p", "b", "d", "t", "s", "sh", "dh", "bh", "j", "m")
+NASAL_FOLLOWERS = ("k", "g", "ch", "j", "t", "d", "dh", "th", "p", "b", "bh", "s", "sh")
+FINAL_CONSONANTS = ("r", "l", "n", "m", "t", "k", "s", "j", "v", "sh")
+SYLLABLE_VOWELS = ("a",) * 5 + ("aa",) * 2 + ("i",) * 2 + ("ee", "u", "oo", "e", "o", "ai", "au")
+ONSETS = tuple(c for c in CONSONANTS if c not in ("chh",)) + ("chh",)
+
+
+_BY_LENGTH = tuple(
+    (spelling, kind)
+    for table, kind in ((CONSONANTS, "C"), (VOWELS, "V"))
+    for spelling in table
+)
+_BY_LENGTH = tuple(sorted(_BY_LENGTH, key=lambda item: -len(item[0])))
+
+
+def _parse(roman):
+    """Splits a roman word into ("C", spelling) and ("V", spelling) units."""
+    units, position = [], 0
+    while position < len(roman):
+        for spelling, kind in _BY_LENGTH:
+            if roman.startswith(spelling, position):
+                units.append((kind, spelling))
+                position += len(spelling)
+                break
+        else:
+            raise ValueError(
+                f"Cannot spell {roman[position]!r} in {roman!r}: only the letters of the syllable "
+                f"tables are known. Received: roman={roman!r}"
+            )
+    return units
+
+
+def transliterate(roman):
+    """Devanagari spelling of a roman word by the rules in the module docstring."""
+    if not isinstance(roman, str) or not roman.strip():
+        raise ValueError(f"Need a non-empty roman word. Received: {roman!r}")
+    units = _parse(roman.strip().lower())
+    output = []
+    for index, (kind, spelling) in enumerate(units):
+        previous = units[index - 1] if index else None
+        following = units[index + 1] if index + 1 < len(units) else None
+        last = following is None
+        if kind == "V":
+            independent, sign = VOWELS[spelling]
+            if last and previous is not None and spelling in ("a", "i"):
+                independent, sign = VOWELS["aa" if spelling == "a" else "ee"]
+            output.append(sign if previous is not None and previous[0] == "C" else independent)
+            continue
+        nasal_coda = (
+            following is not None and following[0] == "C" and previous is not None and previous[0] == "V"
+            and (spelling == "n" or (spelling == "m" and following[1] in ("p", "b", "bh", "m")))
+        )
+        if nasal_coda:
+            output.append(ANUSVARA)
+        elif following is not None and following[0] == "C":
+            output.append(CONSONANTS[spelling] + VIRAMA)
+        else:
+            output.append(CONSONANTS[spelling])
+    return "".join(output)
+
+
+def _choice(rng, options):
+    return options[int(rng.integers(len(options)))]
+
+
+def random_word(rng, min_syllables=2, max_syllables=4):
+    """One roman word made of random syllables (the tables above)."""
+    syllables = int(rng.integers(min_syllables, max_syllables + 1))
+    parts = []
+    for index in range(syllables):
+        roll = rng.random()
+        if index == 0 and roll < 0.12:
+            onset = ""  # a vowel-initial word
+        elif index > 0 and roll < 0.12:
+            onset = _choice(rng, CLUSTER_FIRSTS) + _choice(rng, CLUSTER_SECONDS)
+        else:
+            onset = _choice(rng, ONSETS)
+        vowel = _choice(rng, SYLLABLE_VOWELS)
+        coda = ""
+        if index < syllables - 1 and rng.random() < 0.15:
+            coda = "n"  # before the next onset: anusvara
+        parts.append(onset + vowel + coda)
+    word = "".join(parts)
+    if rng.random() < 0.3:
+        word += _choice(rng, FINAL_CONSONANTS)
+    return word
+
+
+def generate_pairs(count, seed=0, min_syllables=2, max_syllables=4):
+    """`count` distinct generated pairs, as `TransliterationPair`s.
+
+    The Devanagari side is a function of the roman side (`transliterate`), so
+    a roman string met twice (e.g. "k" + "ha" and "kh" + "a") is one pair.
+    """
+    if int(count) < 1:
+        raise ValueError(f"`count` must be positive. Received: count={count}")
+    rng = np.random.default_rng(seed)
+    seen, pairs = set(), []
+    attempts = 0
+    while len(pairs) < count:
+        attempts += 1
+        if attempts > 50 * count + 1000:
+            raise ValueError(
+                f"Could not generate {count} distinct words with {min_syllables}-{max_syllables} "
+                f"syllables. Received: count={count}"
+            )
+        word = random_word(rng, min_syllables, max_syllables)
+        if word in seen:
+            continue
+        seen.add(word)
+        pairs.append(TransliterationPair(word, transliterate(word), line_number=len(pairs) + 1))
+    return pairs
+
+
+def splits(train=4000, valid=500, test=500, seed=0, min_syllables=2, max_syllables=4):
+    """Train/valid/test lists of pairs with no roman word in two parts."""
+    pairs = generate_pairs(train + valid + test, seed, min_syllables, max_syllables)
+    return pairs[:train], pairs[train:train + valid], pairs[train + valid:]

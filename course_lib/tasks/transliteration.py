@@ -1,0 +1,529 @@
+"""Transliteration: Roman letters in, Devanagari letters out, with attention.
+
+A character-level sequence-to-sequence model: a bidirectional GRU encoder
+reads the roman word ("hindi"), the bridge `s_0 = tanh(W [h_fwd; h_bwd])`
+starts the attentional GRU decoder, whose output layer reads
+`[s_t; c_t; e(y_{t-1})]` (deep output), and the decoder writes Devanagari
+code points ("ह", "ि", "ं", "द", "ी") until `<stop>`.
+
+Data: with no file given, the generated word set of
+`course_lib.data.transliteration_words` (offline). Real data: Aksharantar
+(`roman,native` CSV) or a Dakshina lexicon (`native<TAB>roman<TAB>count`).
+
+Evaluation is per distinct roman word: a prediction is right when it equals
+any accepted spelling of that word in the test file (top-1 word accuracy);
+top-k accuracy looks at the k beams; the character error rate compares with
+the closest accepted spelling.
+"""
+
+import dataclasses
+import difflib
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.training.profiles import pick
+
+MODEL_FILE = "model.keras"
+SOURCE_VOCAB_FILE = "source_vocab.json"
+TARGET_VOCAB_FILE = "target_vocab.json"
+STATE_FILE = "training_state.json"
+
+
+@dataclasses.dataclass
+class TransliterationConfig:
+    epochs: int = 20
+    batch_size: int = 128
+    embedding_dim: int = 64
+    units: int = 256
+    attention: bool = True
+    bidirectional: bool = True
+    deep_output: bool = True
+    learning_rate: float = 2e-3
+    final_learning_rate_fraction: float = 0.02
+    clipnorm: float = 1.0
+    beam_width: int = 5
+    length_penalty: float = 1.0
+    max_output_length: int = 32
+    train_words: int = 4000  # generated set only
+    valid_words: int = 500
+    test_words: int = 500
+    seed: int = 0
+    steps_per_execution: int = 20
+
+    @classmethod
+    def for_profile(cls, profile=None, **overrides):
+        """`full`: the Aksharantar-sized model; `fast`: a CI-sized one on the generated set."""
+        config = cls(
+            epochs=pick(fast=6, full=20, profile=profile),
+            batch_size=pick(fast=64, full=128, profile=profile),
+            embedding_dim=pick(fast=24, full=64, profile=profile),
+            units=pick(fast=64, full=256, profile=profile),
+            learning_rate=pick(fast=1e-2, full=2e-3, profile=profile),
+            train_words=pick(fast=2000, full=20000, profile=profile),
+            valid_words=pick(fast=300, full=1000, profile=profile),
+            test_words=pick(fast=300, full=1000, profile=profile),
+            beam_width=pick(fast=4, full=5, profile=profile),
+        )
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(config, key, value)
+        return config
+
+
+# -- data ---------------------------------------------------------------------
+
+
+def load_pairs(path_or_url, errors="warn"):
+    """Reads Aksharantar (`.csv`) or Dakshina (`.tsv`) pairs from a file or URL."""
+    name = str(path_or_url).split("?")[0].lower()
+    if name.endswith(".tsv"):
+        from course_lib.data.dakshina import load_dakshina
+
+        return load_dakshina(path_or_url, errors=errors)
+    if name.endswith(".csv"):
+        from course_lib.data.aksharantar import load_aksharantar
+
+        return load_aksharantar(path_or_url, errors=errors)
+    raise ValueError(
+        "Transliteration files must be Aksharantar `.csv` (roman,native) or Dakshina `.tsv` "
+        f"(native<TAB>roman<TAB>count). Received: {path_or_url!r}"
+    )
+
+
+def generated_splits(config):
+    """The offline default: generated (train, valid, test) pairs."""
+    from course_lib.data.transliteration_words import splits
+
+    return splits(config.train_words, config.valid_words, config.test_words, seed=config.seed)
+
+
+def build_vocabularies(train_pairs):
+    """Character vocabularies: lower-cased roman letters and Devanagari code points."""
+    from course_lib.text.vocabulary import Vocabulary
+
+    source = Vocabulary.from_texts([p.roman for p in train_pairs], level="char", lowercase=True)
+    target = Vocabulary.from_texts([p.native for p in train_pairs], level="char")
+    return source, target
+
+
+def encode_pairs(pairs, source_vocab, target_vocab):
+    """Padded `(source, target + <stop>)` id arrays."""
+    source = source_vocab.encode([p.roman for p in pairs])
+    target = target_vocab.encode([p.native for p in pairs], add_stop=True)
+    return source, target
+
+
+def normalize_native(texts, target_vocab):
+    """References in the vocabulary's Unicode form, so they compare with decoded output."""
+    return [target_vocab.separator.join(tokens) for tokens in target_vocab.tokenize(list(texts))]
+
+
+def test_items(pairs, target_vocab):
+    """Distinct roman words and, for each, all accepted (normalised) spellings."""
+    from course_lib.data.transliteration_pairs import references_by_roman
+
+    grouped = references_by_roman(pairs)
+    words = list(grouped)
+    references = [normalize_native(grouped[word], target_vocab) for word in words]
+    return words, references
+
+
+# -- model and training -------------------------------------------------------
+
+
+def build_model(config, source_vocab_size, target_vocab_size, total_steps):
+    import keras
+
+    from course_lib.models.seq2seq import Seq2Seq
+
+    keras.utils.set_random_seed(config.seed)
+    model = Seq2Seq(
+        source_vocab_size,
+        target_vocab_size,
+        embedding_dim=config.embedding_dim,
+        units=config.units,
+        attention=config.attention,
+        option=2,
+        bidirectional=config.bidirectional,
+        deep_output=config.deep_output and config.attention,
+        max_output_length=config.max_output_length,
+    )
+    # Adam, cosine decay to a small fraction of the initial rate over the whole
+    # run (so resuming continues the same schedule), gradient norm clipped.
+    schedule = keras.optimizers.schedules.CosineDecay(
+        config.learning_rate, max(1, total_steps), alpha=config.final_learning_rate_fraction
+    )
+    model.compile(
+        optimizer=keras.optimizers.Adam(schedule, clipnorm=config.clipnorm),
+        steps_per_execution=config.steps_per_execution,
+    )
+    return model
+
+
+def _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started):
+    import keras
+
+    class Checkpoint(keras.callbacks.Callback):
+        """Saves model, vocabularies and progress after every epoch (atomically)."""
+
+        def on_epoch_end(self, epoch, logs=None):
+            save_run(out_dir, self.model, source_vocab, target_vocab, config,
+                     state={"epochs_done": epoch + 1, "seconds": time.perf_counter() - started,
+                            "last_logs": {k: float(v) for k, v in (logs or {}).items()}})
+
+    return Checkpoint()
+
+
+def save_run(out_dir, model, source_vocab, target_vocab, config, state=None):
+    """Writes `model.keras`, the two vocabularies, the config and the progress."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    temporary = out_dir / (MODEL_FILE + ".tmp.keras")
+    model.save(temporary)
+    os.replace(temporary, out_dir / MODEL_FILE)
+    source_vocab.save(out_dir / SOURCE_VOCAB_FILE)
+    target_vocab.save(out_dir / TARGET_VOCAB_FILE)
+    previous = {}
+    if (out_dir / STATE_FILE).exists():
+        previous = json.loads((out_dir / STATE_FILE).read_text())
+    previous.update(state or {})
+    previous["config"] = dataclasses.asdict(config)
+    (out_dir / STATE_FILE).write_text(json.dumps(previous, indent=1))
+
+
+def load_run(model_dir):
+    """Loads `(model, source_vocab, target_vocab, state)` from a training folder."""
+    import keras
+
+    import course_lib.models.seq2seq  # noqa: F401  (registers the classes)
+    from course_lib.text.vocabulary import Vocabulary
+
+    model_dir = Path(model_dir)
+    if not (model_dir / MODEL_FILE).exists():
+        raise FileNotFoundError(
+            f"No trained transliteration model in {os.fspath(model_dir)!r} (expected {MODEL_FILE}); "
+            "train one with `course-lib train transliteration --out DIR`."
+        )
+    model = keras.saving.load_model(model_dir / MODEL_FILE)
+    state = json.loads((model_dir / STATE_FILE).read_text()) if (model_dir / STATE_FILE).exists() else {}
+    return (
+        model,
+        Vocabulary.load(model_dir / SOURCE_VOCAB_FILE),
+        Vocabulary.load(model_dir / TARGET_VOCAB_FILE),
+        state,
+    )
+
+
+def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
+    """Trains (or resumes, when `out_dir` holds a checkpoint) a transliteration model.
+
+    Returns:
+        A dict with `model`, `source_vocab`, `target_vocab`, `history`
+        (per-epoch logs), `seconds` (this call's training time) and
+        `epochs_done`.
+    """
+    from course_lib.data.buckets import as_dataset
+
+    if not train_pairs:
+        raise ValueError("No training pairs. Received: 0 pairs")
+    initial_epoch = 0
+    if out_dir is not None and (Path(out_dir) / MODEL_FILE).exists():
+        model, source_vocab, target_vocab, state = load_run(out_dir)
+        initial_epoch = int(state.get("epochs_done", 0))
+        if verbose:
+            print(f"Resuming from {os.fspath(out_dir)!r} after epoch {initial_epoch}.", flush=True)
+    else:
+        source_vocab, target_vocab = build_vocabularies(train_pairs)
+    source, target = encode_pairs(train_pairs, source_vocab, target_vocab)
+    steps_per_epoch = math.ceil(len(source) / config.batch_size)
+    if initial_epoch == 0:
+        model = build_model(config, len(source_vocab), len(target_vocab), steps_per_epoch * config.epochs)
+    validation = None
+    if valid_pairs:
+        valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab)
+        validation = as_dataset(valid_source, valid_target, 256, bucketed=True, seed=None)
+    dataset = as_dataset(
+        source, target, config.batch_size, bucketed=True, seed=config.seed + 1000 * initial_epoch, repeat=True
+    )
+    started = time.perf_counter()
+    callbacks = [] if out_dir is None else [
+        _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started)
+    ]
+    history = {}
+    if initial_epoch < config.epochs:
+        fitted = model.fit(
+            dataset, epochs=config.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
+            validation_data=validation, callbacks=callbacks, verbose=verbose,
+        )
+        history = fitted.history
+    return {
+        "model": model,
+        "source_vocab": source_vocab,
+        "target_vocab": target_vocab,
+        "history": history,
+        "seconds": time.perf_counter() - started,
+        "epochs_done": max(initial_epoch, config.epochs),
+    }
+
+
+# -- decoding and evaluation --------------------------------------------------
+
+
+def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, length_penalty=1.0,
+                        batch_size=512, max_length=None):
+    """Transliterates a list of roman words in length-sorted batches.
+
+    Returns:
+        A dict: `predictions` (best strings), `candidates` (per word the
+        beam's strings, best first; one with greedy decoding), `alignments`
+        (per word `(output steps, source letters)` of the best output, cut to
+        its length and `<stop>` included), `sources` (the roman letters).
+    """
+    from course_lib.data.buckets import batched_generate
+
+    words = list(words)
+    if not words:
+        raise ValueError("No words to transliterate. Received: 0 words")
+    source = source_vocab.encode(words)
+    generate_kwargs = {"max_length": max_length or model.max_output_length}
+    if beam_width > 1:
+        generate_kwargs.update(beam_width=beam_width, length_penalty=length_penalty)
+    output = batched_generate(model, source, batch_size=batch_size, **generate_kwargs)
+    predictions = [target_vocab.decode(tokens) for tokens in output["tokens"]]
+    if beam_width > 1:
+        candidates = [[target_vocab.decode(row) for row in beams] for beams in output["beam_tokens"]]
+    else:
+        candidates = [[prediction] for prediction in predictions]
+    letters = source_vocab.tokenize(words)
+    alignments = []
+    for tokens, weights, word_letters in zip(output["tokens"], output["alignments"], letters):
+        stops = np.flatnonzero(np.asarray(tokens) == model.stop_id)
+        steps = int(stops[0]) + 1 if len(stops) else len(tokens)
+        alignments.append(np.asarray(weights)[:steps, : len(word_letters)])
+    return {"predictions": predictions, "candidates": candidates, "alignments": alignments, "sources": letters}
+
+
+def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_penalty=1.0, batch_size=512):
+    """Top-1 and top-k word accuracy and CER on test pairs.
+
+    Returns:
+        A dict: `word_accuracy`, `top_k_accuracy` (k = `beam_width`), `cer`,
+        `words` (distinct roman words scored), `beam_width`, `seconds`, and
+        the per-word `predictions`, `candidates`, `references`, `test_words`.
+    """
+    from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
+
+    words, references = test_items(pairs, target_vocab)
+    started = time.perf_counter()
+    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width, length_penalty, batch_size)
+    seconds = time.perf_counter() - started
+    return {
+        "word_accuracy": word_accuracy(decoded["predictions"], references),
+        "top_k_accuracy": top_k_accuracy(decoded["candidates"], references, k=beam_width),
+        "cer": character_error_rate(decoded["predictions"], references),
+        "words": len(words),
+        "beam_width": int(beam_width),
+        "seconds": seconds,
+        "predictions": decoded["predictions"],
+        "candidates": decoded["candidates"],
+        "references": references,
+        "test_words": words,
+    }
+
+
+# -- what goes wrong ----------------------------------------------------------
+
+_VOWEL_LENGTH = {frozenset(p) for p in [("ि", "ी"), ("ु", "ू"), ("इ", "ई"), ("उ", "ऊ"), ("अ", "आ"), ("े", "ै"), ("ो", "ौ")]}
+_NASALS = set("ंँनमण")
+ERROR_KINDS = ("vowel length", "virama / conjunct", "nasal", "word end", "other")
+
+
+def error_kinds(prediction, reference):
+    """Which kinds of mistake turn `reference` into `prediction` (a set; empty if equal).
+
+    - "vowel length": a short vowel sign for a long one or back (ि/ी, ु/ू,
+      an extra or missing ा);
+    - "virama / conjunct": a virama (्) gained or lost, i.e. a conjunct split or made;
+    - "nasal": anusvara, chandrabindu or a nasal consonant changed;
+    - "word end": any change in the last two letters of the reference;
+    - "other": anything else (a wrong consonant, a missing letter...).
+    """
+    kinds = set()
+    if prediction == reference:
+        return kinds
+    matcher = difflib.SequenceMatcher(a=reference, b=prediction, autojunk=False)
+    for operation, a_start, a_end, b_start, b_end in matcher.get_opcodes():
+        if operation == "equal":
+            continue
+        removed, added = reference[a_start:a_end], prediction[b_start:b_end]
+        changed = set(removed) | set(added)
+        found = False
+        if operation == "replace" and len(removed) == len(added) and all(
+            frozenset((x, y)) in _VOWEL_LENGTH for x, y in zip(removed, added)
+        ) or (operation != "replace" and changed == {"ा"}):
+            kinds.add("vowel length")
+            found = True
+        if "्" in changed:
+            kinds.add("virama / conjunct")
+            found = True
+        if changed & _NASALS:
+            kinds.add("nasal")
+            found = True
+        if a_end >= len(reference) - 1:
+            kinds.add("word end")
+            found = True
+        if not found:
+            kinds.add("other")
+    return kinds
+
+
+def error_summary(predictions, references):
+    """Counts of each error kind over the wrong words (a word may count in several)."""
+    counts = dict.fromkeys(ERROR_KINDS, 0)
+    for prediction, accepted in zip(predictions, references):
+        if prediction in accepted:
+            continue
+        closest = min(accepted, key=lambda r: -difflib.SequenceMatcher(a=r, b=prediction).ratio())
+        for kind in error_kinds(prediction, closest):
+            counts[kind] += 1
+    return counts
+
+
+def accuracy_by_length(words, predictions, references, bins=((1, 6), (7, 9), (10, 12), (13, 99))):
+    """Top-1 accuracy per range of roman word length: `{"7-9": (accuracy, count)}`."""
+    table = {}
+    for low, high in bins:
+        hits = [p in r for w, p, r in zip(words, predictions, references) if low <= len(w) <= high]
+        if hits:
+            label = f"{low}-{high}" if high < 99 else f"{low}+"
+            table[label] = (float(np.mean(hits)), len(hits))
+    return table
+
+
+def heatmap_examples(words, decoded, target_vocab, count=9):
+    """Examples for `course_lib.plots.grid.attention_grid` from `transliterate_words` output."""
+    examples = []
+    for index in range(min(count, len(words))):
+        weights = decoded["alignments"][index]
+        output_letters = list(decoded["predictions"][index]) + ["<stop>"]
+        steps = min(len(output_letters), len(weights))
+        examples.append({
+            "weights": weights[:steps],
+            "input_labels": decoded["sources"][index],
+            "output_labels": output_letters[:steps],
+            "title": f"{words[index]} → {decoded['predictions'][index]}",
+        })
+    return examples
+
+
+# -- command line ---------------------------------------------------------------
+
+
+def _train_command(args):
+    config = TransliterationConfig.for_profile(
+        epochs=args.epochs, batch_size=args.batch_size, units=args.units,
+        embedding_dim=args.embedding_dim, learning_rate=args.learning_rate,
+    )
+    if args.no_attention:
+        config.attention = False
+    if args.train:
+        train_pairs = load_pairs(args.train)
+        valid_pairs = load_pairs(args.valid) if args.valid else None
+        source_name = args.train
+    else:
+        if args.valid:
+            raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
+        train_pairs, valid_pairs, _ = generated_splits(config)
+        source_name = "generated word set"
+    print(f"Training on {len(train_pairs)} pairs from {source_name}; "
+          f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
+    verbose = 1 if sys.stdout.isatty() else 2
+    result = train(config, train_pairs, valid_pairs, out_dir=args.out, verbose=verbose)
+    save_run(args.out, result["model"], result["source_vocab"], result["target_vocab"], config,
+             state={"epochs_done": result["epochs_done"], "train_file": args.train or "generated"})
+    print(f"Trained {result['epochs_done']} epochs in total ({result['seconds']:.0f} s this run); "
+          f"saved to {args.out!r}.", flush=True)
+    if valid_pairs:
+        metrics = evaluate(result["model"], result["source_vocab"], result["target_vocab"], valid_pairs,
+                           beam_width=1)
+        print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
+    return 0
+
+
+def _evaluate_command(args):
+    model, source_vocab, target_vocab, state = load_run(args.model)
+    if args.test:
+        pairs = load_pairs(args.test)
+    else:
+        config = TransliterationConfig(**{
+            k: v for k, v in state.get("config", {}).items() if k in TransliterationConfig.__dataclass_fields__
+        })
+        _, _, pairs = generated_splits(config)
+    if args.beam < 1:
+        raise ValueError(f"`--beam` must be at least 1. Received: --beam {args.beam}")
+    metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
+                       length_penalty=args.length_penalty)
+    summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
+    summary["test_file"] = args.test or "generated test set"
+    print(json.dumps(summary, indent=1, ensure_ascii=False))
+    if args.metrics_json:
+        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.metrics_json).write_text(json.dumps(summary, indent=1, ensure_ascii=False))
+    return 0
+
+
+def _transliterate_command(args):
+    model, source_vocab, target_vocab, _ = load_run(args.model)
+    words = [w for w in args.words if w.strip()]
+    if not words:
+        raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
+    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)
+    for word, prediction in zip(words, decoded["predictions"]):
+        print(f"{word}\t{prediction}")
+    if args.heatmap:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from course_lib.plots.grid import attention_grid
+
+        figure = attention_grid(heatmap_examples(words, decoded, target_vocab, count=len(words)))
+        figure.savefig(args.heatmap, dpi=120)
+        print(f"heat maps saved to {args.heatmap!r}")
+    return 0
+
+
+def register_cli(commands):
+    train_parser = commands.train.add_parser(
+        "transliteration", help="character-level Roman -> Devanagari model (resumable)"
+    )
+    train_parser.add_argument("--train", help="Aksharantar .csv or Dakshina .tsv (default: generated words)")
+    train_parser.add_argument("--valid", help="validation file in the same format")
+    train_parser.add_argument("--epochs", type=int, help="total epochs (a resumed run continues up to this)")
+    train_parser.add_argument("--batch-size", type=int)
+    train_parser.add_argument("--units", type=int)
+    train_parser.add_argument("--embedding-dim", type=int)
+    train_parser.add_argument("--learning-rate", type=float)
+    train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
+    train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
+    train_parser.set_defaults(handler=_train_command)
+
+    evaluate_parser = commands.evaluate.add_parser("transliteration", help="word accuracy, top-k and CER")
+    evaluate_parser.add_argument("--model", required=True, help="folder written by `train transliteration`")
+    evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
+    evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
+    evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
+    evaluate_parser.set_defaults(handler=_evaluate_command)
+
+    words_parser = commands.root.add_parser("transliterate", help="transliterate roman words")
+    words_parser.add_argument("--model", required=True)
+    words_parser.add_argument("--beam", type=int, default=1)
+    words_parser.add_argument("--heatmap", help="save attention heat maps of the words to this image")
+    words_parser.add_argument("words", nargs="+")
+    words_parser.set_defaults(handler=_transliterate_command)
