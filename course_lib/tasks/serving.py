@@ -1,0 +1,107 @@
+"""Exporting a trained sequence-to-sequence model as a strings-in, strings-out SavedModel.
+
+The exported `tf.Module` runs the whole pipeline inside one TensorFlow graph:
+
+    raw strings -> tensorflow-text normalisation -> tokens -> ids (`<unk>` for
+    unknown tokens) -> encoder -> greedy decoding -> ids -> tokens -> joined string
+
+so the SavedModel can be served without `course_lib` installed
+(`tf.saved_model.load(path).translate(tf.constant(["I am going home"]))`).
+It works for any `Seq2Seq` with `Vocabulary` objects on both sides: word
+level (translation, tokens joined by spaces) or character level
+(transliteration, characters joined without a separator). An empty or
+white-space-only input string gives an empty output string.
+"""
+
+import os
+
+from course_lib.decoding.greedy import greedy_decode
+from course_lib.text.tokenize import tokenize_tensor
+from course_lib.text.vocabulary import GO, PAD, STOP, UNK
+
+
+def _string_module_class():
+    import tensorflow as tf
+
+    class StringSeq2Seq(tf.Module):
+        """`translate(texts)`: a 1-D `tf.string` tensor in, a 1-D `tf.string` tensor out."""
+
+        def __init__(self, model, source_vocab, target_vocab, max_length=None):
+            super().__init__(name="string_seq2seq")
+            self.model = model
+            self.max_length = int(max_length or model.max_output_length)
+            self.source_settings = (source_vocab.level, source_vocab.lowercase,
+                                    source_vocab.split_punctuation, source_vocab.form)
+            self.separator = target_vocab.separator
+            self.source_table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(source_vocab.tokens), tf.range(len(source_vocab), dtype=tf.int64)
+                ),
+                default_value=UNK,
+            )
+            self.target_tokens = tf.Variable(tf.constant(target_vocab.tokens), trainable=False)
+
+        def _greedy(self, source):
+            model = self.model
+            encoder_outputs, initial_state, source_mask = model.encode(source, training=False)
+            memory = model.decoder.prepare_memory(encoder_outputs, initial_state, source_mask)
+            tokens, _, _ = greedy_decode(
+                model.decoder, memory, model.decoder.start_state(initial_state),
+                model.start_id, model.stop_id, self.max_length, pad_id=model.pad_id,
+            )
+            return tokens
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def translate(self, texts):
+            level, lowercase, split_punctuation, form = self.source_settings
+            tokens = tokenize_tensor(texts, level, lowercase, split_punctuation, form)  # (batch, None)
+            ids = tf.cast(self.source_table.lookup(tokens), tf.int32)  # ragged (batch, None)
+            source = ids.to_tensor(default_value=PAD)  # (batch, src_len)
+            source = tf.pad(source, [[0, 0], [0, 1]])  # at least one column, even for empty input
+            output_ids = self._greedy(source)  # (batch, max_length)
+            before_stop = tf.equal(tf.cumsum(tf.cast(tf.equal(output_ids, STOP), tf.int32), axis=1), 0)
+            keep = before_stop & tf.not_equal(output_ids, PAD) & tf.not_equal(output_ids, GO)
+            words = tf.ragged.boolean_mask(tf.gather(self.target_tokens, output_ids), keep)
+            joined = tf.strings.reduce_join(words, axis=1, separator=self.separator)  # (batch,)
+            empty_input = tf.equal(tokens.row_lengths(), 0)
+            return tf.where(empty_input, tf.constant(""), joined)
+
+    return StringSeq2Seq
+
+
+def string_module(model, source_vocab, target_vocab, max_length=None):
+    """The `tf.Module` with a `translate(tf.string[None]) -> tf.string[None]` function."""
+    return _string_module_class()(model, source_vocab, target_vocab, max_length)
+
+
+def export_serving(model, source_vocab, target_vocab, path, max_length=None):
+    """Writes a SavedModel at `path` whose `translate` maps raw strings to strings.
+
+    Returns:
+        The exported module (usable directly, too).
+    """
+    import tensorflow as tf
+
+    module = string_module(model, source_vocab, target_vocab, max_length)
+    module.translate.get_concrete_function()
+    os.makedirs(os.fspath(path), exist_ok=True)
+    tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.translate})
+    return module
+
+
+def load_serving(path):
+    """Loads an exported SavedModel; returns a function `list[str] -> list[str]`."""
+    import tensorflow as tf
+
+    if not os.path.isdir(os.fspath(path)):
+        raise FileNotFoundError(f"No SavedModel folder at {os.fspath(path)!r}")
+    loaded = tf.saved_model.load(os.fspath(path))
+
+    def translate(texts):
+        if isinstance(texts, str):
+            raise ValueError(f"`texts` must be a list of strings. Received: {texts!r:.80}")
+        outputs = loaded.translate(tf.constant(list(texts), dtype=tf.string))
+        return [value.decode("utf-8") for value in outputs.numpy().tolist()]
+
+    translate.module = loaded
+    return translate

@@ -1,0 +1,497 @@
+"""Hindi–English translation with a bidirectional GRU encoder and attention.
+
+The lecture's model (Bahdanau et al.): a bidirectional GRU encoder whose two
+final states are bridged into `s_0`, an attentional GRU decoder whose output
+layer reads `[s_t; c_t; e(y_{t-1})]`, padding masked throughout. Word-level
+vocabularies; English is lower-cased, punctuation split on both sides.
+
+Data: the generated corpus of `course_lib.data.hindi_english` by default, or
+Tatoeba/Anki files (`English<TAB>Hindi<TAB>attribution`). Both directions,
+`en-hi` and `hi-en`, use the same code.
+
+A trained model lives in a folder:
+
+    model.keras          the Seq2Seq model (with its optimizer state)
+    source_vocab.json    the source vocabulary and its text settings
+    target_vocab.json
+    state.json           direction, configuration, epochs done, history
+
+Training writes the folder after every epoch and, when started again on a
+folder that holds one, resumes from its last epoch.
+"""
+
+import dataclasses
+import json
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from course_lib.data import hindi_english
+from course_lib.text.vocabulary import STOP, Vocabulary
+from course_lib.training.profiles import current_profile, pick
+
+MODEL_FILE, SOURCE_VOCAB, TARGET_VOCAB, STATE_FILE = (
+    "model.keras", "source_vocab.json", "target_vocab.json", "state.json",
+)
+LANGUAGE_SETTINGS = {  # Vocabulary keyword arguments per language
+    "en": {"level": "word", "lowercase": True, "split_punctuation": True},
+    "hi": {"level": "word", "lowercase": False, "split_punctuation": True},
+}
+
+
+@dataclasses.dataclass
+class TranslationConfig:
+    """Model size and training budget; `for_profile` picks fast or full values."""
+
+    direction: str = "en-hi"
+    embedding_dim: int = 64
+    units: int = 128
+    attention_units: int = 128
+    attention: bool = True
+    batch_size: int = 64
+    epochs: int = 12
+    learning_rate: float = 3e-3
+    max_train: int = None  # cap on training pairs (None: all)
+    max_output_length: int = 24
+    seed: int = 0
+    steps_per_execution: int = 25
+
+    @classmethod
+    def for_profile(cls, profile=None, **overrides):
+        base = cls(
+            embedding_dim=pick(fast=32, full=64, profile=profile),
+            units=pick(fast=64, full=128, profile=profile),
+            attention_units=pick(fast=64, full=128, profile=profile),
+            epochs=pick(fast=3, full=12, profile=profile),
+            max_train=pick(fast=3000, full=None, profile=profile),
+        )
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(base, key, value)
+        hindi_english.check_direction(base.direction)
+        return base
+
+
+# -- data ------------------------------------------------------------------------------
+
+
+def languages(direction):
+    hindi_english.check_direction(direction)
+    return direction.split("-")
+
+
+def source_target_texts(pairs, direction):
+    """(sources, targets) string lists from pairs with `.english` and `.hindi`."""
+    source_language, _ = languages(direction)
+    if source_language == "en":
+        return [p.english for p in pairs], [p.hindi for p in pairs]
+    return [p.hindi for p in pairs], [p.english for p in pairs]
+
+
+def build_vocabularies(pairs, direction, max_size=None):
+    sources, targets = source_target_texts(pairs, direction)
+    source_language, target_language = languages(direction)
+    return (
+        Vocabulary.from_texts(sources, max_size=max_size, **LANGUAGE_SETTINGS[source_language]),
+        Vocabulary.from_texts(targets, max_size=max_size, **LANGUAGE_SETTINGS[target_language]),
+    )
+
+
+def encode_pairs(pairs, direction, source_vocab, target_vocab):
+    """`({"source", "target_in"}, target_out)` int32 arrays."""
+    sources, targets = source_target_texts(pairs, direction)
+    source = source_vocab.encode(sources)
+    target = target_vocab.encode(targets, add_go=True, add_stop=True)
+    target_in, target_out = target[:, :-1].copy(), target[:, 1:].copy()
+    target_in[target_in == STOP] = 0  # <stop> is never an input
+    return {"source": source, "target_in": target_in}, target_out
+
+
+def _dataset(inputs, target_out, batch_size, seed):
+    import tensorflow as tf
+
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, target_out))
+    dataset = dataset.shuffle(len(target_out), seed=seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size).prefetch(2)
+
+
+# -- the model and the translator --------------------------------------------------------
+
+
+def build_model(config, source_vocab_size, target_vocab_size):
+    import keras
+
+    from course_lib.models.seq2seq import Seq2Seq
+
+    keras.utils.set_random_seed(config.seed)
+    model = Seq2Seq(
+        source_vocab_size, target_vocab_size,
+        embedding_dim=config.embedding_dim, units=config.units, attention=config.attention,
+        bidirectional=True, deep_output=config.attention, attention_units=config.attention_units,
+        max_output_length=config.max_output_length,
+    )
+    model.build()
+    # No XLA: the decoder's dynamic-length while loop does not compile there.
+    model.compile(keras.optimizers.Adam(config.learning_rate, clipnorm=1.0),
+                  steps_per_execution=config.steps_per_execution, jit_compile=False)
+    return model
+
+
+class Translator:
+    """A trained model with its vocabularies: strings in, strings out."""
+
+    def __init__(self, model, source_vocab, target_vocab, config, epochs_done=0, history=None):
+        self.model = model
+        self.source_vocab = source_vocab
+        self.target_vocab = target_vocab
+        self.config = config
+        self.epochs_done = epochs_done
+        self.history = history or []
+
+    @property
+    def direction(self):
+        return self.config.direction
+
+    def encode_sources(self, texts):
+        return self.source_vocab.encode(texts)  # ValueError on empty text
+
+    def translate(self, texts, beam_width=1, return_details=False):
+        """Translates a list of strings (batched); returns a list of strings.
+
+        With `return_details=True` returns `(translations, details)` where
+        `details` holds the source/output tokens and attention per sentence.
+        """
+        source = self.encode_sources(texts)
+        outputs = []
+        details = []
+        for start in range(0, len(source), 256):  # bounded memory on large test sets
+            chunk = source[start: start + 256]
+            result = self.model.generate(chunk, beam_width=beam_width)
+            for row, tokens in enumerate(result["tokens"]):
+                output_tokens = self.target_vocab.decode_tokens(tokens)
+                outputs.append(self.target_vocab.separator.join(output_tokens))
+                if return_details:
+                    source_length = int((chunk[row] != 0).sum())
+                    source_tokens = [self.source_vocab.tokens[i] for i in chunk[row][:source_length]]
+                    weights = result["alignments"][row][: len(output_tokens) + 1, :source_length]
+                    details.append({
+                        "source_tokens": source_tokens,
+                        "output_tokens": output_tokens + ["<stop>"],
+                        "attention": weights,
+                    })
+        return (outputs, details) if return_details else outputs
+
+    def teacher_forced_alignments(self, pairs):
+        """Attention `(batch, tgt_len, src_len)` while reading the gold targets."""
+        inputs, _ = encode_pairs(pairs, self.direction, self.source_vocab, self.target_vocab)
+        return np.asarray(self.model.alignments(inputs["source"], inputs["target_in"]))
+
+    # -- saving ---------------------------------------------------------------
+
+    def save(self, directory):
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / (MODEL_FILE + ".tmp.keras")
+        self.model.save(temporary)
+        os.replace(temporary, directory / MODEL_FILE)  # never leave a half-written model
+        self.source_vocab.save(directory / SOURCE_VOCAB)
+        self.target_vocab.save(directory / TARGET_VOCAB)
+        state = {
+            "task": "translation",
+            "config": dataclasses.asdict(self.config),
+            "epochs_done": self.epochs_done,
+            "history": self.history,
+        }
+        (directory / (STATE_FILE + ".tmp")).write_text(json.dumps(state, indent=1))
+        os.replace(directory / (STATE_FILE + ".tmp"), directory / STATE_FILE)
+
+    @classmethod
+    def load(cls, directory):
+        import keras
+
+        directory = Path(directory)
+        missing = [name for name in (MODEL_FILE, SOURCE_VOCAB, TARGET_VOCAB, STATE_FILE)
+                   if not (directory / name).exists()]
+        if missing:
+            raise FileNotFoundError(f"{os.fspath(directory)!r} holds no trained translation model (missing {missing}).")
+        state = json.loads((directory / STATE_FILE).read_text())
+        if state.get("task") != "translation":
+            raise ValueError(f"{os.fspath(directory)!r} holds a model for task {state.get('task')!r}, not translation.")
+        import course_lib.models.seq2seq  # noqa: F401  (registers the classes)
+
+        model = keras.models.load_model(directory / MODEL_FILE)
+        return cls(model, Vocabulary.load(directory / SOURCE_VOCAB), Vocabulary.load(directory / TARGET_VOCAB),
+                   TranslationConfig(**state["config"]), state["epochs_done"], state.get("history"))
+
+
+def has_checkpoint(directory):
+    return directory is not None and (Path(directory) / STATE_FILE).exists()
+
+
+# -- training ---------------------------------------------------------------------------
+
+
+def _checkpoint_callback(translator, out_dir):
+    import keras
+
+    class EpochCheckpoint(keras.callbacks.Callback):
+        """Saves the whole translator after every epoch (resume point)."""
+
+        def on_epoch_end(self, epoch, logs=None):
+            translator.epochs_done = epoch + 1
+            translator.history.append({k: float(v) for k, v in (logs or {}).items()} | {"epoch": epoch + 1})
+            if out_dir is not None:
+                translator.save(out_dir)
+
+    return EpochCheckpoint()
+
+
+def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
+    """Trains (or resumes) a translator.
+
+    Args:
+        config: a `TranslationConfig` (`epochs` is the total to reach).
+        train_pairs, valid_pairs: objects with `.english`/`.hindi`; default the
+            generated corpus split with `config.seed`.
+        out_dir: folder written after every epoch; when it already holds a
+            checkpoint, training resumes from its last epoch (the saved model,
+            optimizer state and vocabularies win over `config`'s sizes).
+
+    Returns:
+        `(translator, seconds)`.
+    """
+    if train_pairs is None:
+        parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
+        train_pairs, valid_pairs = parts["train"], parts["valid"] if valid_pairs is None else valid_pairs
+    elif config.max_train is not None:
+        train_pairs = list(train_pairs)[: config.max_train]
+    if not train_pairs:
+        raise ValueError("No training pairs.")
+    if has_checkpoint(out_dir):
+        translator = Translator.load(out_dir)
+        if translator.direction != config.direction:
+            raise ValueError(
+                f"{os.fspath(out_dir)!r} holds a {translator.direction} model; asked for {config.direction}. "
+                "Use another --out folder."
+            )
+        translator.config.epochs = config.epochs
+        if verbose:
+            print(f"Resuming from {os.fspath(out_dir)!r} after epoch {translator.epochs_done}.")
+    else:
+        source_vocab, target_vocab = build_vocabularies(train_pairs, config.direction)
+        model = build_model(config, len(source_vocab), len(target_vocab))
+        translator = Translator(model, source_vocab, target_vocab, config)
+    if translator.epochs_done >= config.epochs:
+        if verbose:
+            print(f"Already trained for {translator.epochs_done} epochs (asked {config.epochs}); nothing to do.")
+        return translator, 0.0
+    inputs, target_out = encode_pairs(train_pairs, config.direction, translator.source_vocab, translator.target_vocab)
+    dataset = _dataset(inputs, target_out, config.batch_size, config.seed)
+    validation = None
+    if valid_pairs:
+        valid_inputs, valid_out = encode_pairs(valid_pairs, config.direction, translator.source_vocab, translator.target_vocab)
+        validation = (valid_inputs, valid_out)
+    start = time.perf_counter()
+    translator.model.fit(
+        dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose,
+        validation_data=validation, validation_batch_size=256,
+        callbacks=[_checkpoint_callback(translator, out_dir)],
+    )
+    return translator, time.perf_counter() - start
+
+
+# -- evaluation ---------------------------------------------------------------------------
+
+
+def references_by_source(pairs, direction):
+    """Unique sources (first-seen order) and, for each, all its reference targets."""
+    sources, targets = source_target_texts(pairs, direction)
+    grouped = defaultdict(list)
+    for source, target in zip(sources, targets):
+        if target not in grouped[source]:
+            grouped[source].append(target)
+    return list(grouped), [grouped[s] for s in grouped]
+
+
+def _normalised(vocab, texts):
+    return [" ".join(tokens) if vocab.level == "word" else "".join(tokens) for tokens in vocab.tokenize(texts)]
+
+
+def evaluate(translator, pairs, beam_width=1, with_alignment=None):
+    """Corpus BLEU and chrF (all translations of a source are references).
+
+    Hypotheses and references are compared after the target vocabulary's own
+    normalisation (English lower-cased, punctuation split), so the score
+    measures words, not casing. `alignment_agreement` is added for pairs that
+    carry a gold alignment (the generated corpus).
+    """
+    from course_lib.metrics.bleu import corpus_bleu, corpus_chrf
+
+    sources, references = references_by_source(pairs, translator.direction)
+    start = time.perf_counter()
+    hypotheses = translator.translate(sources, beam_width=beam_width)
+    seconds = time.perf_counter() - start
+    references = [_normalised(translator.target_vocab, refs) for refs in references]
+    metrics = {
+        "bleu": corpus_bleu(hypotheses, references),
+        "chrf": corpus_chrf(hypotheses, references),
+        "exact_match": float(np.mean([h in refs for h, refs in zip(hypotheses, references)])),
+        "sentences": len(sources),
+        "beam_width": beam_width,
+        "decode_seconds": seconds,
+        "direction": translator.direction,
+    }
+    if with_alignment is None:
+        with_alignment = all(hasattr(p, "gold_links") for p in pairs)
+    if with_alignment and translator.model.attention:
+        metrics["alignment_agreement"] = alignment_agreement(translator, pairs)
+    return metrics
+
+
+def alignment_agreement(translator, pairs):
+    """Share of target words whose teacher-forced attention arg-max is a gold-aligned source word."""
+    from course_lib.metrics.alignment import attention_agreement
+
+    weights = translator.teacher_forced_alignments(pairs)  # (batch, tgt_len, src_len)
+    gold = [pair.gold_links(translator.direction) for pair in pairs]
+    return attention_agreement(weights, gold)
+
+
+def bleu_by_length(translator, pairs, beam_width=1):
+    """`{source length in words: BLEU}` over the test pairs."""
+    from course_lib.metrics.bleu import corpus_bleu
+
+    sources, references = references_by_source(pairs, translator.direction)
+    hypotheses = translator.translate(sources, beam_width=beam_width)
+    lengths = [len(tokens) for tokens in translator.source_vocab.tokenize(sources)]
+    by_length = defaultdict(lambda: ([], []))
+    for hypothesis, refs, length in zip(hypotheses, references, lengths):
+        by_length[length][0].append(hypothesis)
+        by_length[length][1].append(_normalised(translator.target_vocab, refs))
+    return {length: corpus_bleu(*by_length[length]) for length in sorted(by_length)}
+
+
+def heatmap(translator, text, path=None, beam_width=1, ax=None):
+    """Attention heat map of one translation (Devanagari labels shaped)."""
+    from course_lib.plots.attention import attention_heatmap
+    from course_lib.plots.fonts import devanagari_font
+
+    (output,), (detail,) = translator.translate([text], beam_width=beam_width, return_details=True)
+    ax = attention_heatmap(
+        detail["attention"], detail["source_tokens"], detail["output_tokens"], ax=ax,
+        title=f"{translator.direction}: {output}", fontproperties=devanagari_font(),
+    )
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    return ax
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def _read_pairs(path):
+    from course_lib.data.tatoeba import load_tatoeba
+
+    return load_tatoeba(path)
+
+
+def _train_command(args):
+    config = TranslationConfig.for_profile(
+        direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
+        units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
+    )
+    if args.no_attention:
+        config.attention = False
+    if args.train:
+        train_pairs = _read_pairs(args.train)
+        valid_pairs = _read_pairs(args.valid) if args.valid else None
+    else:
+        if args.valid:
+            raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
+        train_pairs = valid_pairs = None
+    print(f"Training translation {config.direction} (profile {current_profile()}), "
+          f"{config.epochs} epochs -> {args.out}")
+    translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
+    print(f"Trained for {seconds:.1f} s; model in {args.out}")
+    if valid_pairs is None and not args.train:
+        valid_pairs = hindi_english.load_corpus(seed=config.seed)["valid"]
+    if valid_pairs:
+        metrics = evaluate(translator, valid_pairs)
+        print(f"validation: BLEU {metrics['bleu']:.2f}  chrF {metrics['chrf']:.2f}")
+    return 0
+
+
+def _evaluate_command(args):
+    translator = Translator.load(args.model)
+    if args.test:
+        pairs = _read_pairs(args.test)
+    else:
+        pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
+    metrics = evaluate(translator, pairs, beam_width=args.beam)
+    for key in ("bleu", "chrf", "alignment_agreement", "exact_match"):
+        if key in metrics:
+            print(f"{key}: {metrics[key]:.4f}" if key in ("alignment_agreement", "exact_match") else f"{key}: {metrics[key]:.2f}")
+    if args.metrics_json:
+        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.metrics_json).write_text(json.dumps(metrics, indent=1))
+    return 0
+
+
+def _translate_command(args):
+    translator = Translator.load(args.model)
+    texts = args.text
+    if not texts or not any(t.strip() for t in texts):
+        raise ValueError("Nothing to translate: give the text as an argument, e.g. \"I am going home\".")
+    for output in translator.translate(texts, beam_width=args.beam):
+        print(output)
+    if args.heatmap:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        heatmap(translator, texts[0], path=args.heatmap, beam_width=args.beam)
+        print(f"heat map saved to {args.heatmap}")
+    return 0
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        import argparse
+
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def register_cli(commands):
+    parser = commands.train.add_parser(
+        "translation", help="train an English<->Hindi translator (generated corpus unless --train)")
+    parser.add_argument("--train", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path or URL")
+    parser.add_argument("--valid", help="validation file in the same format")
+    parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
+    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 12, fast profile 3)")
+    parser.add_argument("--max-train", type=_positive_int, default=None, help="use at most this many training pairs")
+    parser.add_argument("--units", type=_positive_int, default=None)
+    parser.add_argument("--embedding-dim", type=_positive_int, default=None)
+    parser.add_argument("--batch-size", type=_positive_int, default=None)
+    parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="model folder (resumes when it holds a checkpoint)")
+    parser.set_defaults(handler=_train_command)
+
+    parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")
+    parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
+    parser.add_argument("--test", help="Tatoeba-format test file (default: the generated corpus's test part)")
+    parser.add_argument("--beam", type=_positive_int, default=1, help="beam width (1 = greedy)")
+    parser.add_argument("--metrics-json", help="write the metrics (bleu, chrf, ...) to this JSON file")
+    parser.set_defaults(handler=_evaluate_command)
+
+    parser = commands.root.add_parser("translate", help="translate text with a trained model")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--beam", type=_positive_int, default=1)
+    parser.add_argument("--heatmap", help="save the attention heat map of the first text to this PNG")
+    parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
+    parser.set_defaults(handler=_translate_command)
