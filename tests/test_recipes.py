@@ -1,0 +1,68 @@
+"""The recipe cards: every application builds, counts as its formula says, and trains."""
+
+import numpy as np
+import pytest
+
+from course_lib.data import recipe_inputs
+from course_lib.models import recipe_cards
+from course_lib.models.recipes import RECIPES, RecipeSizes, build_recipe
+
+FAST = ["image_captioning", "image_question_answering", "video_classification", "textual_entailment"]
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_recipe_builds_counts_and_learns(name):
+    recipe = build_recipe(name)
+    assert recipe.check_parameter_count() == recipe.card.formula_count
+    text = str(recipe.card)
+    for heading in ("data", "encoder", "decoder", "parameters", "loss", "total"):
+        assert heading in text
+    before, after = recipe.train_step()
+    assert np.isfinite(before) and after < before
+
+
+def test_formula_follows_the_sizes():
+    sizes = RecipeSizes(units=20, vocab_size=30, filters=(6, 10))
+    for name in ("video_captioning", "machine_translation_attention"):
+        recipe = build_recipe(name, sizes)
+        assert recipe.card.formula_count == recipe.model.count_params()
+    assert build_recipe("machine_translation", sizes).card.formula_count != build_recipe("machine_translation").card.formula_count
+
+
+def test_block_formulas():
+    import keras
+
+    gru = keras.layers.GRU(7)
+    gru.build((None, None, 5))
+    assert gru.count_params() == recipe_cards.gru_count(5, 7)
+    conv = keras.layers.Conv2D(4, 3)
+    conv.build((None, 8, 8, 3))
+    assert conv.count_params() == recipe_cards.conv3x3_count(3, 4)
+    from course_lib.layers import BahdanauAttention
+
+    attention = BahdanauAttention(128, use_bias=False)
+    attention.build((None, 512), (None, None, 256))
+    assert attention.count_params() == recipe_cards.attention_count(512, 256, 128) == 98_432
+
+
+def test_generated_inputs():
+    images, colours = recipe_inputs.images(5, 16, seed=1)
+    assert images.shape == (5, 16, 16, 3) and images.max() <= 255 and colours.shape == (5,)
+    videos, directions = recipe_inputs.videos(3, frames=4, size=16, seed=1)
+    assert videos.shape == (3, 4, 16, 16, 3)
+    # The bright square moves: its mean column goes up (right) or down (left).
+    columns = [(videos[0, f].mean(-1) > 200).nonzero()[1].mean() for f in range(4)]
+    assert (np.diff(columns) > 0).all() if directions[0] == 0 else (np.diff(columns) < 0).all()
+    source, target_in, target_out = recipe_inputs.sequence_pairs("translation", 4, 20, 20, 6, seed=2)
+    assert (target_in[:, 0] == 1).all() and (target_out[:, -1] == 2).all()
+    np.testing.assert_array_equal(target_in[:, 1:], target_out[:, :-1])
+    with pytest.raises(ValueError, match="kind"):
+        recipe_inputs.sequence_pairs("poetry", 4, 20, 20, 6)
+    with pytest.raises(ValueError, match="shorter"):
+        recipe_inputs.sequence_pairs("summarization", 4, 20, 20, 4, 6)
+
+
+def test_unknown_recipe():
+    with pytest.raises(ValueError, match="Unknown recipe"):
+        build_recipe("weather_forecast")
+    assert len(RECIPES) >= 9
