@@ -83,6 +83,13 @@ class _HierarchyBase(keras.layers.Layer):
         """Size of the document vector `s` (and of each sentence state)."""
         return self.directions * self.sentence_units
 
+    def _check_shape(self, documents_shape):
+        if len(documents_shape) != 3:
+            raise ValueError(
+                f"{type(self).__name__} expects documents of rank 3 (batch, sentences, words). "
+                f"Received: documents.shape={tuple(documents_shape)}"
+            )
+
     def _fold(self, documents):
         """`(batch, S, W)` ids -> embedded `(batch*S, W, emb)` and masks."""
         check_documents(documents)
@@ -178,6 +185,7 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         )
 
     def build(self, documents_shape):
+        self._check_shape(documents_shape)
         batch, sentences, words = documents_shape
         self.embedding.build((None, words))
         self.word_rnn.build((None, words, self.embedding_dim))
@@ -270,6 +278,7 @@ class HierarchicalEncoder(_HierarchyBase):
         self.sentence_rnn = _make_gru(sentence_units, self.bidirectional, "sentence_gru", return_state=True)
 
     def build(self, documents_shape):
+        self._check_shape(documents_shape)
         batch, sentences, words = documents_shape
         self.embedding.build((None, words))
         self.word_rnn.build((None, words, self.embedding_dim))

@@ -25,7 +25,14 @@ class AttentionPooling(keras.layers.Layer):
         context_name: name of the context-vector weight, `"u_w"` (words) or
             `"u_s"` (sentences); only used to label the weights.
         kernel_initializer: initializer for `W`.
-        context_initializer: initializer for `u`.
+        context_initializer: initializer for `u`. The default draws its
+            entries from a unit normal, so that the scores `u_j^T u` start
+            of order one and the weights are not uniform from the start. With
+            a tiny `u` (e.g. Glorot on a vector) the sentence attention of a
+            HAN can stay almost uniform while the bidirectional GRU carries the
+            class to every state: accuracy 1.0 but the deciding sentence on
+            top in only 78 % of generated documents, against 100 % with the
+            unit-normal start (`docs/documents.md`).
 
     Call arguments:
         values: the states `h_j`, shape `(batch, length, value_dim)`.
@@ -44,7 +51,7 @@ class AttentionPooling(keras.layers.Layer):
         units,
         context_name="u_w",
         kernel_initializer="glorot_uniform",
-        context_initializer="glorot_uniform",
+        context_initializer=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -55,6 +62,8 @@ class AttentionPooling(keras.layers.Layer):
         self.units = units
         self.context_name = context_name
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        if context_initializer is None:
+            context_initializer = keras.initializers.RandomNormal(stddev=1.0)
         self.context_initializer = keras.initializers.get(context_initializer)
         self.supports_masking = True
 

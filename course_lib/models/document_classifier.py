@@ -56,6 +56,11 @@ class FlatAttentionEncoder(keras.layers.Layer):
         return 2 * self.units
 
     def build(self, documents_shape):
+        if len(documents_shape) != 3:
+            raise ValueError(
+                "FlatAttentionEncoder expects documents of rank 3 (batch, sentences, words). "
+                f"Received: documents.shape={tuple(documents_shape)}"
+            )
         self.embedding.build((None, None))
         self.rnn.build((None, None, self.embedding_dim))
         self.attention.build((None, None, 2 * self.units))

@@ -295,10 +295,22 @@ def classify_texts(model, pipeline, class_names, texts):
 # -- command line ---------------------------------------------------------------------
 
 
+def _parse_sizes(text):
+    if text is None:
+        return None
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if len(sizes) != 3 or min(sizes) < 1:
+        raise ValueError(f"--sizes must be three positive integers TRAIN,VALID,TEST. Received: {text!r}")
+    return sizes
+
+
 def _train_command(args):
     trained = train_documents(
         data=args.data, encoder=args.encoder, epochs=args.epochs, out=args.out, seed=args.seed,
-        batch_size=args.batch_size,
+        batch_size=args.batch_size, sizes=_parse_sizes(args.sizes),
     )
     metrics = {k: v for k, v in trained.metrics.items() if k in ("accuracy", "macro_f1", "planted_sentence_top1")}
     print(f"trained {args.encoder} in {trained.seconds:.1f} s; test: {json.dumps(metrics)}; saved to {args.out}")
@@ -352,6 +364,8 @@ def register_cli(commands):
     train.add_argument("--epochs", type=int, default=None)
     train.add_argument("--batch-size", type=int, default=32)
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--sizes", default=None, metavar="TRAIN,VALID,TEST",
+                       help="generated data only: documents per part (default by profile)")
     train.add_argument("--out", required=True, help="folder for the trained model")
     train.set_defaults(handler=_train_command)
 

@@ -1,0 +1,118 @@
+"""A small generated dialog set: a context of three utterances, then a response.
+
+    U: can you suggest a good thriller ?
+    B: yes sure . how about moonharbor ?
+    U: who is the lead actor ?
+    B (response): tarin velloc of course
+
+The response depends on two utterances: the film named by the bot (second
+utterance) and the question asked by the user (third). The first utterance
+only varies the wording. Films, people and places are invented for this
+project. So the context encoder has to read a sequence of sequences and keep
+what matters from more than one of them, the lecture's dialog example.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+GENRES = ["thriller", "comedy", "drama", "western", "cartoon", "musical"]
+OPENINGS = [
+    "can you suggest a good {genre} ?",
+    "i want to watch a {genre} tonight",
+    "any {genre} you would recommend ?",
+    "please find me a {genre}",
+]
+OFFERS = ["yes sure . how about {film} ?", "try {film} .", "you might like {film} .", "what about {film} ?"]
+# Question kind -> user wordings and the response template.
+QUESTIONS = {
+    "actor": (["who is the lead actor ?", "who plays the main part ?", "who stars in it ?"], "{actor} of course"),
+    "director": (["who directed it ?", "who is the director ?", "who made it ?"], "it was directed by {director}"),
+    "year": (["when did it come out ?", "what year is it from ?", "how old is it ?"], "it came out in {year}"),
+    "place": (["where was it filmed ?", "where was it shot ?", "which city was it filmed in ?"], "it was filmed in {place}"),
+}
+# Invented films: (title, lead actor, director, year, place).
+FILMS = [
+    ("moonharbor", "tarin velloc", "osma quill", "nineteen ninety", "lisbon"),
+    ("ashfield", "mira dunhope", "kel varro", "two thousand four", "oslo"),
+    ("glasswing", "joss pellan", "ada moreck", "nineteen eighty", "nairobi"),
+    ("redwater", "lio castene", "ruth abney", "two thousand ten", "quito"),
+    ("silvergate", "nadia orrel", "tomas feyn", "nineteen seventy", "hanoi"),
+    ("brightfall", "oren lasky", "ines valdro", "two thousand one", "perth"),
+    ("cinderpath", "yara holm", "cass brennic", "nineteen sixty", "cairo"),
+    ("duskline", "emil strand", "noor jaffe", "two thousand eight", "lima"),
+]
+
+
+@dataclass
+class DialogSet:
+    """Dialogs as text.
+
+    Attributes:
+        contexts: list of dialogs, each a list of three utterance strings.
+        responses: list of response strings.
+        films: index into `FILMS` of the film each dialog is about.
+        questions: question kind of each dialog ("actor", "director", ...).
+    """
+
+    contexts: list
+    responses: list
+    films: np.ndarray
+    questions: list
+
+    def __len__(self):
+        return len(self.contexts)
+
+
+def generate_dialogs(count, seed=0):
+    """`count` dialogs, deterministic by `seed`."""
+    if not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"`count` must be a positive integer. Received: count={count!r}")
+    rng = np.random.default_rng(seed)
+    kinds = sorted(QUESTIONS)
+    contexts, responses, films, questions = [], [], [], []
+    for _ in range(int(count)):
+        film = int(rng.integers(len(FILMS)))
+        title, actor, director, year, place = FILMS[film]
+        kind = kinds[rng.integers(len(kinds))]
+        wordings, template = QUESTIONS[kind]
+        contexts.append([
+            OPENINGS[rng.integers(len(OPENINGS))].format(genre=GENRES[rng.integers(len(GENRES))]),
+            OFFERS[rng.integers(len(OFFERS))].format(film=title),
+            wordings[rng.integers(len(wordings))],
+        ])
+        responses.append(template.format(actor=actor, director=director, year=year, place=place))
+        films.append(film)
+        questions.append(kind)
+    return DialogSet(contexts, responses, np.asarray(films, dtype="int32"), questions)
+
+
+def dialog_splits(train=1500, test=300, seed=0):
+    """`{"train": DialogSet, "test": DialogSet}` drawn with different seeds."""
+    return {"train": generate_dialogs(train, seed), "test": generate_dialogs(test, seed + 1_000_003)}
+
+
+def encode_dialogs(dialogs, vocabulary, max_words=None):
+    """Dialogs to model inputs with a word-level `Vocabulary`.
+
+    Returns:
+        A dict of int32 arrays: `context` `(n, utterances, words)`,
+        `target_in` (`<GO>` + response) and `target_out` (response + `<stop>`).
+    """
+    from course_lib.text.documents import pad_documents
+
+    utterances = [u for context in dialogs.contexts for u in context]
+    rows = vocabulary.tokenize(utterances)
+    ids, start = [], 0
+    for context in dialogs.contexts:
+        ids.append([vocabulary.lookup(row) for row in rows[start:start + len(context)]])
+        start += len(context)
+    context, report = pad_documents(ids, max_words=max_words)
+    if report.truncated:
+        raise ValueError(f"Utterances longer than max_words={max_words}: {report}")
+    target_in = vocabulary.encode(dialogs.responses, add_go=True)
+    target_out = vocabulary.encode(dialogs.responses, add_stop=True)
+    return {"context": context, "target_in": target_in, "target_out": target_out}
+
+
+__all__ = ["DialogSet", "FILMS", "dialog_splits", "encode_dialogs", "generate_dialogs"]

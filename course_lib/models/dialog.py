@@ -1,0 +1,155 @@
+"""A response generator whose context encoder is the hierarchical encoder.
+
+The same `HierarchicalAttentionEncoder` that classifies documents reads a
+dialog context (utterances of words). Its outputs condition a GRU decoder:
+
+* `attention=False`: `PlainGRUDecoder`, `s_0 = tanh(W_bridge s + b_bridge)`
+  from the document (context) vector `s` and nothing else;
+* `attention=True`: `AttentionGRUDecoder` with the same `s_0`, and at every
+  step Bahdanau attention over the utterance-level states `h_i` (one per
+  utterance), so the decoder can go back to the utterance it needs.
+"""
+
+import keras
+import numpy as np
+from keras import ops
+
+from course_lib.decoders.attention_gru import AttentionGRUDecoder
+from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.greedy import greedy_decode
+from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+
+
+@keras.saving.register_keras_serializable(package="course_lib")
+class HierarchicalDialogModel(keras.Model):
+    """Context (utterances x words) -> response, with a hierarchical encoder.
+
+    Args:
+        vocab_size: word ids shared by contexts and responses (0 = padding).
+        embedding_dim: embedding size (encoder and decoder).
+        word_units, sentence_units: GRU sizes per direction of the encoder.
+        units: decoder state size.
+        attention: attend over utterance states (see the module docstring).
+        start_id, stop_id, pad_id: special ids.
+        max_output_length: default decoding length limit.
+
+    Call arguments:
+        inputs: `{"context": (batch, utterances, words), "target_in": (batch, tgt_len)}`.
+
+    Returns:
+        Logits `(batch, tgt_len, vocab_size)`.
+    """
+
+    def __init__(self, vocab_size, embedding_dim=32, word_units=32, sentence_units=32, units=64,
+                 attention=True, start_id=1, stop_id=2, pad_id=0, max_output_length=12, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.embedding_dim = embedding_dim
+        self.word_units, self.sentence_units, self.units = word_units, sentence_units, units
+        self.attention = attention
+        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
+        self.max_output_length = max_output_length
+        self.encoder = HierarchicalAttentionEncoder(
+            vocab_size, embedding_dim, word_units, sentence_units, name="context_encoder"
+        )
+        self.bridge = keras.layers.Dense(units, activation="tanh", name="bridge")
+        if attention:
+            self.decoder = AttentionGRUDecoder(vocab_size, embedding_dim, units, name="decoder")
+        else:
+            self.decoder = PlainGRUDecoder(vocab_size, embedding_dim, units, option=1, name="decoder")
+        self._greedy_function = None
+
+    def encode(self, context, training=None):
+        """Returns `(utterance_states, s_0, utterance_mask, encoded)`."""
+        encoded = self.encoder.encode(context, training=training)
+        initial_state = self.bridge(encoded["document"])  # (batch, units)
+        return encoded["sentence_states"], initial_state, encoded["sentence_mask"], encoded
+
+    def forward(self, context, target_in, training=None):
+        """Teacher-forced pass: `(logits, alignments over utterances)`."""
+        states, initial_state, mask, _ = self.encode(context, training)
+        return self.decoder(target_in, states, initial_state, source_mask=mask, training=training)
+
+    def call(self, inputs, training=None):
+        if not isinstance(inputs, dict) or "context" not in inputs or "target_in" not in inputs:
+            received = sorted(inputs) if isinstance(inputs, dict) else type(inputs).__name__
+            raise ValueError(
+                f"HierarchicalDialogModel expects {{'context', 'target_in'}}. Received: {received}"
+            )
+        return self.forward(inputs["context"], inputs["target_in"], training)[0]
+
+    def _greedy(self, context, max_length):
+        states, initial_state, mask, encoded = self.encode(context, training=False)
+        memory = self.decoder.prepare_memory(states, initial_state, mask)
+        tokens, alignments, _ = greedy_decode(
+            self.decoder, memory, self.decoder.start_state(initial_state),
+            self.start_id, self.stop_id, max_length, pad_id=self.pad_id,
+        )
+        return tokens, alignments, encoded["sentence_weights"]
+
+    def generate(self, context, max_length=None):
+        """Greedy responses for a `(batch, utterances, words)` int array.
+
+        Returns:
+            A dict of NumPy arrays: `tokens (batch, max_length)`, `alignments`
+            `(batch, max_length, utterances)` (decoder attention; zeros for the
+            plain decoder) and `utterance_weights` `(batch, utterances)` (the
+            encoder's own sentence-level attention).
+        """
+        context = np.asarray(context)
+        if context.ndim != 3 or not np.issubdtype(context.dtype, np.integer):
+            raise ValueError(
+                "`context` must be an integer array (batch, utterances, words). "
+                f"Received: context.shape={context.shape}, dtype={context.dtype}"
+            )
+        max_length = int(max_length or self.max_output_length)
+        if self._greedy_function is None:
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec((None, None, None), tf.int32)], reduce_retracing=True)
+            def decode(batch):
+                return self._greedy(batch, self.max_output_length)
+
+            self._greedy_function = decode
+        if max_length != self.max_output_length:
+            tokens, alignments, weights = self._greedy(ops.convert_to_tensor(context.astype("int32")), max_length)
+        else:
+            tokens, alignments, weights = self._greedy_function(context.astype("int32"))
+        return {"tokens": np.asarray(tokens), "alignments": np.asarray(alignments),
+                "utterance_weights": np.asarray(weights)}
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
+        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
+        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def build(self, input_shape=None):
+        if self.built:
+            return
+        self.forward(ops.ones((1, 2, 3), dtype="int32"), ops.ones((1, 2), dtype="int32"), training=False)
+        self.built = True
+
+    def get_build_config(self):
+        return {"built": True}
+
+    def build_from_config(self, config):
+        self.build()
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embedding_dim": self.embedding_dim,
+            "word_units": self.word_units,
+            "sentence_units": self.sentence_units,
+            "units": self.units,
+            "attention": self.attention,
+            "start_id": self.start_id,
+            "stop_id": self.stop_id,
+            "pad_id": self.pad_id,
+            "max_output_length": self.max_output_length,
+        }
+
+
+__all__ = ["HierarchicalDialogModel"]

@@ -1,0 +1,146 @@
+"""What a document classifier reads: sentence bars, word highlighting, confusion matrix.
+
+`document_html` returns HTML for a notebook (`IPython.display.HTML`):
+one row per sentence, a bar as long as the sentence weight `alpha_i`, and
+each word on a background as dark as its word weight `alpha_ij`.
+`document_figure` draws the same as a Matplotlib figure (for a PNG).
+"""
+
+import html
+
+import numpy as np
+
+
+def _check(sentences, sentence_weights, word_weights):
+    sentence_weights = np.asarray(sentence_weights, dtype=float)
+    if sentence_weights.ndim != 1 or len(sentence_weights) < len(sentences):
+        raise ValueError(
+            f"Need one sentence weight per sentence ({len(sentences)}). "
+            f"Received: sentence_weights.shape={sentence_weights.shape}"
+        )
+    if word_weights is not None:
+        word_weights = np.asarray(word_weights, dtype=float)
+        if word_weights.ndim != 2 or word_weights.shape[0] < len(sentences) or any(
+            len(words) > word_weights.shape[1] for words in sentences
+        ):
+            raise ValueError(
+                "Need word weights (sentences, words) covering every word. "
+                f"Received: word_weights.shape={word_weights.shape} for {len(sentences)} sentences"
+            )
+    return sentence_weights, word_weights
+
+
+def document_html(sentences, sentence_weights, word_weights=None, title=None, highlight=None):
+    """HTML of one document with its attention weights.
+
+    Args:
+        sentences: list of sentences, each a list of words (as the model saw them).
+        sentence_weights: `(>= len(sentences),)` weights `alpha_i`.
+        word_weights: optional `(sentences, words)` weights `alpha_ij`; each
+            sentence's words are shaded relative to its largest weight.
+        title: optional heading (e.g. true and predicted class).
+        highlight: optional sentence index to mark (e.g. the planted sentence).
+
+    Returns:
+        An HTML string.
+    """
+    sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
+    rows = []
+    for i, words in enumerate(sentences):
+        weight = sentence_weights[i]
+        if word_weights is not None:
+            row = word_weights[i, : len(words)]
+            scale = row.max() if row.size and row.max() > 0 else 1.0
+            spans = " ".join(
+                f'<span style="background: rgba(230, 80, 30, {0.85 * w / scale:.2f}); padding: 0 2px" '
+                f'title="{w:.3f}">{html.escape(word)}</span>'
+                for word, w in zip(words, row)
+            )
+        else:
+            spans = html.escape(" ".join(words))
+        mark = " &#9664;" if highlight == i else ""
+        rows.append(
+            "<tr>"
+            f'<td style="width: 110px; text-align: left"><div style="background: #3b6fb6; height: 12px; '
+            f'width: {100 * weight:.0f}px"></div></td>'
+            f'<td style="text-align: right; font-family: monospace">{weight:.2f}</td>'
+            f'<td style="text-align: left">{spans}{mark}</td>'
+            "</tr>"
+        )
+    heading = f"<p><b>{html.escape(title)}</b></p>" if title else ""
+    return f'{heading}<table style="border-collapse: collapse">{"".join(rows)}</table>'
+
+
+def document_figure(sentences, sentence_weights, word_weights=None, title=None, highlight=None,
+                    max_words_per_line=14, ax=None):
+    """The same picture as `document_html`, drawn with Matplotlib.
+
+    Returns:
+        The Matplotlib figure (save it with `fig.savefig("doc.png")`).
+    """
+    import matplotlib.pyplot as plt
+
+    sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
+    lines = []  # (sentence index, first word index, words)
+    for i, words in enumerate(sentences):
+        for start in range(0, max(len(words), 1), max_words_per_line):
+            lines.append((i, start, words[start:start + max_words_per_line]))
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(11, 0.32 * len(lines) + 0.8))
+    else:
+        fig = ax.figure
+    ax.set_xlim(0, 1)
+    ax.set_ylim(len(lines), -0.5)
+    ax.axis("off")
+    colormap = plt.get_cmap("Oranges")
+    for row, (i, start, words) in enumerate(lines):
+        if start == 0:
+            ax.barh(row, 0.12 * sentence_weights[i], left=0.0, height=0.6, color="#3b6fb6")
+            ax.text(0.13, row, f"{sentence_weights[i]:.2f}", va="center", fontsize=8, family="monospace")
+        x = 0.19
+        if word_weights is not None:
+            scale = word_weights[i, : len(sentences[i])].max() or 1.0
+        for j, word in enumerate(words):
+            shade = 0.0 if word_weights is None else 0.85 * word_weights[i, start + j] / scale
+            text = ax.text(x, row, word, va="center", fontsize=9,
+                           bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
+            x += 0.0065 * (len(word) + 1.6)
+        if highlight == i and start == 0:
+            ax.text(0.995, row, "<", va="center", ha="right", fontsize=9, color="#3b6fb6")
+    if title:
+        ax.set_title(title, loc="left", fontsize=10)
+    return fig
+
+
+def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=False):
+    """A confusion matrix as an annotated image (rows: true class, columns: predicted).
+
+    Returns:
+        The Matplotlib axes.
+    """
+    import matplotlib.pyplot as plt
+
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] != len(class_names):
+        raise ValueError(
+            f"Need a square matrix with one row per class ({len(class_names)}). Received: matrix.shape={matrix.shape}"
+        )
+    shown = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1) if normalize else matrix
+    if ax is None:
+        _, ax = plt.subplots(figsize=(1.1 * len(class_names) + 2, 1.1 * len(class_names) + 1.5))
+    ax.imshow(shown, cmap="Blues")
+    ax.set_xticks(range(len(class_names)), class_names, rotation=45, ha="right")
+    ax.set_yticks(range(len(class_names)), class_names)
+    ax.set_xlabel("predicted class")
+    ax.set_ylabel("true class")
+    threshold = shown.max() / 2 if shown.size else 0
+    for i in range(matrix.shape[0]):
+        for j in range(matrix.shape[1]):
+            label = f"{shown[i, j]:.2f}" if normalize else str(matrix[i, j])
+            ax.text(j, i, label, ha="center", va="center", color="white" if shown[i, j] > threshold else "black")
+    if title:
+        ax.set_title(title)
+    return ax
+
+
+__all__ = ["confusion_matrix_plot", "document_figure", "document_html"]

@@ -1,0 +1,61 @@
+"""`course-lib train/evaluate documents` and `course-lib classify`, end to end on tiny data."""
+
+import json
+
+import numpy as np
+import pytest
+
+from course_lib.cli import main
+
+SPORT = ["The team won the match.", "The coach praised the striker.", "A late goal won the cup."]
+BUSINESS = ["Shares rose at the bank.", "The firm reported a profit.", "Investors bought more stock."]
+
+
+def write_csv(path, count=40, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = ["label,text"]
+    for i in range(count):
+        label = ("sport", "business")[i % 2]
+        pool = SPORT if label == "sport" else BUSINESS
+        text = " ".join(rng.choice(pool, size=2, replace=False)) + " It was a day."
+        rows.append(f'{label},"{text}"')
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def test_train_evaluate_classify_on_csv(tmp_path, capsys):
+    data = tmp_path / "docs.csv"
+    write_csv(data)
+    out = tmp_path / "model"
+    assert main(["train", "documents", "--data", str(data), "--epochs", "2", "--out", str(out)]) == 0
+    for name in ("model.keras", "vocabulary.json", "document_pipeline.json", "training.json"):
+        assert (out / name).exists(), name
+    metrics_path = tmp_path / "metrics.json"
+    assert main(["evaluate", "documents", "--model", str(out), "--data", str(data),
+                 "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["documents"] == 8 and 0.0 <= metrics["accuracy"] <= 1.0
+    assert "macro_f1" in metrics and "planted_sentence_top1" not in metrics
+    note = tmp_path / "note.txt"
+    note.write_bytes("The striker scored a goal. Caf\xe9 owners cheered.".encode("latin-1"))
+    capsys.readouterr()
+    assert main(["classify", "--model", str(out), str(note)]) == 0
+    output = capsys.readouterr().out
+    assert "read as Latin-1" in output and ("sport" in output or "business" in output)
+
+
+def test_generated_data_reports_planted_sentence_top1(tmp_path):
+    out = tmp_path / "generated"
+    assert main(["train", "documents", "--sizes", "64,16,32", "--epochs", "1", "--encoder", "flat",
+                 "--out", str(out)]) == 0
+    metrics_path = tmp_path / "m.json"
+    assert main(["evaluate", "documents", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["documents"] == 32 and 0.0 <= metrics["planted_sentence_top1"] <= 1.0
+
+
+def test_clear_errors(tmp_path, capsys):
+    assert main(["evaluate", "documents", "--model", str(tmp_path / "none")]) == 2
+    assert "model.keras missing" in capsys.readouterr().err
+    assert main(["train", "documents", "--data", str(tmp_path / "nothing.csv"), "--out", str(tmp_path)]) == 2
+    assert main(["train", "documents", "--sizes", "1,2", "--out", str(tmp_path)]) == 2
+    assert "--sizes" in capsys.readouterr().err

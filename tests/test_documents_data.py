@@ -1,0 +1,84 @@
+"""Generated documents, the BBC loader (with a Latin-1 file) and the CSV loader."""
+
+import numpy as np
+import pytest
+
+from course_lib.data.bbc import load_bbc, split_indices
+from course_lib.data.csv_documents import load_csv_documents
+from course_lib.data.documents import CLASS_NAMES, TOPIC_WORDS, document_splits, generate_documents
+from course_lib.text.documents import split_sentences
+
+
+def test_generated_documents_are_deterministic_and_planted():
+    first, second = generate_documents(50, seed=3), generate_documents(50, seed=3)
+    assert first.texts == second.texts and np.array_equal(first.labels, second.labels)
+    assert generate_documents(50, seed=4).texts != first.texts
+    for text, label, where in zip(first.texts, first.labels, first.planted_index):
+        sentences = split_sentences(text)
+        assert 4 <= len(sentences) <= 8 and 0 <= where < len(sentences)
+        words = sentences[where].lower().rstrip(".").split()
+        topic = set(TOPIC_WORDS[CLASS_NAMES[label]])
+        assert len(topic.intersection(words)) == 3  # the planted sentence decides the class
+        for i, sentence in enumerate(sentences):
+            if i != where:
+                assert sum(w.strip(".") in set().union(*TOPIC_WORDS.values()) for w in sentence.lower().split()) <= 1
+
+
+def test_splits_differ_and_classes_are_balanced():
+    splits = document_splits(train=400, valid=50, test=100, seed=0)
+    assert {len(s) for s in splits.values()} == {400, 50, 100}
+    assert splits["train"].texts[:100] != splits["test"].texts
+    assert splits["valid"].texts != splits["test"].texts[:50]
+    counts = np.bincount(splits["train"].labels, minlength=len(CLASS_NAMES))
+    assert counts.min() > 60
+    with pytest.raises(ValueError, match="min_sentences"):
+        generate_documents(5, min_sentences=3, max_sentences=2)
+
+
+def write_bbc_fixture(root):
+    articles = {
+        "business": ["Profits up\n\nThe bank made money. Shares rose.", "Merger talks\n\nTwo firms met."],
+        "sport": ["Cup final\n\nThe team won the match.", "Coach leaves\n\nHe said goodbye. Fans were sad."],
+    }
+    for name, texts in articles.items():
+        (root / "bbc" / name).mkdir(parents=True)
+        for i, text in enumerate(texts, start=1):
+            (root / "bbc" / name / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    # A Latin-1 article: the pound sign and an e-acute are single bytes, not valid UTF-8.
+    (root / "bbc" / "sport" / "003.txt").write_bytes("Caf\xe9 team\n\nTickets cost \xa35.".encode("latin-1"))
+
+
+def test_bbc_loader_reads_every_file_and_reports_latin1(tmp_path):
+    write_bbc_fixture(tmp_path)
+    with pytest.warns(UserWarning, match="read as latin-1"):
+        documents = load_bbc(tmp_path)
+    assert len(documents) == 5 and documents.class_names == ("business", "sport")
+    assert documents.labels.tolist() == [0, 0, 1, 1, 1]
+    assert documents.titles[0] == "Profits up" and documents.texts[0] == "Profits up\nThe bank made money. Shares rose."
+    assert len(documents.fallback_files) == 1 and documents.fallback_files[0].endswith("sport/003.txt")
+    assert documents.texts[4] == "Café team\nTickets cost £5."
+    assert len(load_bbc(tmp_path / "bbc", warn=False)) == 5  # the bbc/ folder itself works too
+    with pytest.raises(FileNotFoundError):
+        load_bbc(tmp_path / "missing")
+
+
+def test_split_indices_are_stratified_and_disjoint():
+    labels = np.repeat([0, 1, 2], [50, 30, 20])
+    parts = split_indices(labels, valid_fraction=0.1, test_fraction=0.2, seed=1)
+    together = np.concatenate(list(parts.values()))
+    assert len(together) == 100 and len(set(together.tolist())) == 100
+    assert np.bincount(labels[parts["test"]]).tolist() == [10, 6, 4]
+
+
+def test_csv_loader(tmp_path):
+    path = tmp_path / "docs.csv"
+    path.write_text('label,text\nsport,"The team won, again. Great."\nbusiness,Shares fell.\n\n', encoding="utf-8")
+    documents = load_csv_documents(path)
+    assert documents.class_names == ("business", "sport") and documents.labels.tolist() == [1, 0]
+    assert documents.texts[0] == "The team won, again. Great."
+    bad = tmp_path / "bad.csv"
+    bad.write_text("sport,one,two\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="two fields"):
+        load_csv_documents(bad)
+    with pytest.raises(ValueError, match="not among the classes"):
+        load_csv_documents(path, class_names=("sport",))

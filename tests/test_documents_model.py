@@ -1,0 +1,113 @@
+"""Document classifier (three encoders), classification metrics, plots."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.metrics.classification import (
+    accuracy, confusion_matrix, macro_f1, per_class_f1, planted_sentence_top1,
+)
+from course_lib.models.document_classifier import DocumentClassifier, FlatAttentionEncoder
+from layer_testing import run_layer_test
+
+
+def documents(seed=0):
+    rng = np.random.default_rng(seed)
+    ids = rng.integers(1, 20, size=(4, 3, 5)).astype("int32")
+    ids[0, 2] = 0
+    ids[1, :, 3:] = 0
+    return ids
+
+
+@pytest.mark.parametrize("encoder", ["han", "plain", "flat"])
+def test_classifier_outputs_probabilities_and_reloads(encoder, tmp_path):
+    model = DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6, sentence_units=5)
+    ids = documents()
+    probabilities = np.asarray(model(ids))
+    assert probabilities.shape == (4, 3)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+    padded = np.zeros((4, 5, 7), "int32")
+    padded[:, :3, :5] = ids
+    np.testing.assert_allclose(np.asarray(model(padded)), probabilities, atol=1e-5)
+    explained = model.explain(ids)
+    assert explained["sentence_weights"].shape == (4, 3)
+    assert np.all(explained["sentence_weights"][0, 2] == 0.0)
+    if encoder != "plain":
+        assert explained["word_weights"].shape == (4, 3, 5)
+        assert np.all(explained["word_weights"][ids == 0] == 0.0)
+    path = os.path.join(tmp_path, "model.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    np.testing.assert_allclose(np.asarray(reloaded(ids)), probabilities, atol=1e-6)
+    assert reloaded.get_config()["encoder"] == encoder
+
+
+def test_classifier_learns_a_tiny_task():
+    rng = np.random.default_rng(1)
+    ids = rng.integers(3, 20, size=(64, 3, 4)).astype("int32")
+    labels = rng.integers(0, 2, size=64)
+    ids[np.arange(64), rng.integers(0, 3, 64), 0] = np.where(labels == 1, 1, 2)  # one deciding word
+    keras.utils.set_random_seed(0)
+    model = DocumentClassifier(20, 2, embedding_dim=8, word_units=8, sentence_units=8)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2), loss="sparse_categorical_crossentropy")
+    model.fit(ids, labels, epochs=15, batch_size=16, verbose=0)
+    assert accuracy(labels, np.asarray(model(ids)).argmax(-1)) > 0.9
+
+
+def test_flat_encoder_layer_checks():
+    ids = documents()
+    padded = np.zeros((4, 4, 6), "int32")
+    padded[:, :3, :5] = ids
+
+    def compare(original, again):
+        np.testing.assert_allclose(original[0], again[0], atol=1e-5)
+        np.testing.assert_allclose(original[1], again[1][:, :3, :5], atol=1e-5)
+
+    run_layer_test(
+        FlatAttentionEncoder, {"vocab_size": 20, "embedding_dim": 6, "units": 5}, {"documents": ids},
+        expected_output_shapes=[(4, 10), (4, 3, 5)], padding_check=({"documents": padded}, compare), atol=1e-5,
+    )
+
+
+def test_classifier_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="encoder"):
+        DocumentClassifier(20, 3, encoder="cnn")
+    with pytest.raises(ValueError, match="num_classes"):
+        DocumentClassifier(20, 1)
+
+
+def test_metrics_against_hand_computed_values():
+    truth = [0, 0, 1, 1, 2, 2]
+    guess = [0, 1, 1, 1, 2, 0]
+    assert accuracy(truth, guess) == pytest.approx(4 / 6)
+    assert confusion_matrix(truth, guess).tolist() == [[1, 1, 0], [0, 2, 0], [1, 0, 1]]
+    # class 0: P=1/2 R=1/2 F=1/2; class 1: P=2/3 R=1 F=0.8; class 2: P=1 R=1/2 F=2/3
+    np.testing.assert_allclose(per_class_f1(truth, guess), [0.5, 0.8, 2 / 3])
+    assert macro_f1(truth, guess) == pytest.approx((0.5 + 0.8 + 2 / 3) / 3)
+    weights = np.array([[0.1, 0.7, 0.2], [0.5, 0.3, 0.2]])
+    assert planted_sentence_top1(weights, [1, 2]) == 0.5
+    with pytest.raises(ValueError, match="same length"):
+        accuracy([0, 1], [0])
+    with pytest.raises(ValueError, match="planted_index"):
+        planted_sentence_top1(weights, [0, 3])
+
+
+def test_document_pictures(tmp_path):
+    from course_lib.plots.documents import confusion_matrix_plot, document_figure, document_html
+
+    sentences = [["the", "team", "won"], ["it", "<rain>", "again"]]
+    sentence_weights = np.array([0.8, 0.2, 0.0])
+    word_weights = np.array([[0.1, 0.8, 0.1, 0.0], [0.3, 0.3, 0.4, 0.0], [0, 0, 0, 0]])
+    page = document_html(sentences, sentence_weights, word_weights, title="sport", highlight=0)
+    assert page.count("<tr>") == 2 and "&lt;rain&gt;" in page and "0.80" in page
+    figure = document_figure(sentences, sentence_weights, word_weights, title="sport")
+    figure.savefig(tmp_path / "doc.png")
+    assert (tmp_path / "doc.png").stat().st_size > 1000
+    axes = confusion_matrix_plot([[3, 1], [0, 4]], ["a", "b"])
+    assert len(axes.texts) == 4
+    with pytest.raises(ValueError, match="sentence weight"):
+        document_html(sentences, [1.0], word_weights)
+    with pytest.raises(ValueError, match="square"):
+        confusion_matrix_plot([[1, 2]], ["a"])

@@ -1,0 +1,74 @@
+"""The hierarchical encoder as the context encoder of a response generator."""
+
+import os
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.data.dialogs import FILMS, encode_dialogs, generate_dialogs
+from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.models.dialog import HierarchicalDialogModel
+from course_lib.text.vocabulary import Vocabulary
+
+
+def small_set(count=12, seed=0):
+    dialogs = generate_dialogs(count, seed=seed)
+    vocabulary = Vocabulary.from_texts(
+        [u for context in dialogs.contexts for u in context] + dialogs.responses, level="word"
+    )
+    return dialogs, vocabulary, encode_dialogs(dialogs, vocabulary)
+
+
+def test_dialogs_are_deterministic_and_answer_from_the_context():
+    first, second = generate_dialogs(30, seed=5), generate_dialogs(30, seed=5)
+    assert first.contexts == second.contexts and first.responses == second.responses
+    for context, response, film, kind in zip(first.contexts, first.responses, first.films, first.questions):
+        title, actor, director, year, place = FILMS[film]
+        assert len(context) == 3 and title in context[1]
+        expected = {"actor": actor, "director": director, "year": year, "place": place}[kind]
+        assert expected in response
+
+
+def test_encode_dialogs_shapes():
+    dialogs, vocabulary, arrays = small_set()
+    assert arrays["context"].shape[:2] == (12, 3)
+    assert np.all(arrays["target_in"][:, 0] == 1)
+    lengths = (arrays["target_out"] != 0).sum(1)
+    assert np.all(arrays["target_out"][np.arange(12), lengths - 1] == 2)
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_dialog_model_forward_generate_and_reload(attention, tmp_path):
+    _, vocabulary, arrays = small_set()
+    model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=6, sentence_units=5, units=7,
+                                    attention=attention, max_output_length=6)
+    assert isinstance(model.encoder, HierarchicalAttentionEncoder)  # the document encoder, reused
+    inputs = {"context": arrays["context"], "target_in": arrays["target_in"]}
+    logits = np.asarray(model(inputs))
+    assert logits.shape == arrays["target_in"].shape + (len(vocabulary),)
+    generated = model.generate(arrays["context"])
+    assert generated["tokens"].shape == (12, 6)
+    assert generated["alignments"].shape == (12, 6, 3)
+    assert generated["utterance_weights"].shape == (12, 3)
+    if attention:
+        live = generated["tokens"] != 0
+        np.testing.assert_allclose(generated["alignments"].sum(-1)[live], 1.0, atol=1e-5)
+    path = os.path.join(tmp_path, "dialog.keras")
+    model.save(path)
+    reloaded = keras.models.load_model(path)
+    np.testing.assert_allclose(np.asarray(reloaded(inputs)), logits, atol=1e-5)
+
+
+def test_dialog_model_training_lowers_the_loss():
+    _, vocabulary, arrays = small_set(48)
+    keras.utils.set_random_seed(0)
+    model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=8, sentence_units=8, units=16)
+    model.compile(keras.optimizers.Adam(1e-2))
+    inputs = {"context": arrays["context"], "target_in": arrays["target_in"]}
+    history = model.fit(inputs, arrays["target_out"], epochs=8, batch_size=16, verbose=0)
+    assert history.history["loss"][-1] < 0.6 * history.history["loss"][0]
+    with pytest.raises(ValueError, match="context"):
+        model({"source": arrays["context"]})
+    with pytest.raises(ValueError, match="integer array"):
+        model.generate(arrays["context"][0])

@@ -1,0 +1,145 @@
+"""Hierarchical encoders: masks survive the step from words to sentences."""
+
+import numpy as np
+import pytest
+
+from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder, HierarchicalEncoder
+from layer_testing import run_layer_test
+
+VOCAB = 30
+
+
+def make_documents(seed=0):
+    """(3 documents, 4 sentences, 5 words) with padded words, a padded sentence
+    in the middle of document 2 and a short document 0."""
+    rng = np.random.default_rng(seed)
+    documents = rng.integers(1, VOCAB, size=(3, 4, 5)).astype("int32")
+    documents[0, 2:] = 0  # two padding sentences at the end
+    documents[1, 0, 2:] = 0  # padding words
+    documents[1, 3, 1:] = 0  # a one-word sentence
+    documents[2, 1] = 0  # an all-padding sentence between real ones
+    return documents
+
+
+def with_more_padding(documents, extra_sentences=2, extra_words=3):
+    batch, sentences, words = documents.shape
+    padded = np.zeros((batch, sentences + extra_sentences, words + extra_words), "int32")
+    padded[:, :sentences, :words] = documents
+    return padded
+
+
+def compare_han(original, padded):
+    document, sentence_weights, word_weights = original
+    padded_document, padded_sentence, padded_word = padded
+    np.testing.assert_allclose(document, padded_document, atol=1e-5)
+    s, w = sentence_weights.shape[1], word_weights.shape[2]
+    np.testing.assert_allclose(sentence_weights, padded_sentence[:, :s], atol=1e-5)
+    np.testing.assert_allclose(word_weights, padded_word[:, :s, :w], atol=1e-5)
+    assert np.all(padded_sentence[:, s:] == 0.0)
+    assert np.all(padded_word[:, s:] == 0.0) and np.all(padded_word[:, :, w:] == 0.0)
+
+
+def test_han_standard_checks_and_padding_changes_nothing():
+    documents = make_documents()
+    run_layer_test(
+        HierarchicalAttentionEncoder,
+        {"vocab_size": VOCAB, "embedding_dim": 6, "word_units": 5, "sentence_units": 4},
+        {"documents": documents},
+        expected_output_shapes=[(3, 8), (3, 4), (3, 4, 5)],
+        padding_check=({"documents": with_more_padding(documents)}, compare_han),
+        atol=1e-5,
+    )
+
+
+def test_han_padding_gets_exactly_zero_weight_and_no_nan():
+    documents = make_documents()
+    encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4)
+    document, sentence_weights, word_weights = [np.asarray(x) for x in encoder(documents)]
+    word_mask = documents != 0
+    sentence_mask = word_mask.any(axis=-1)
+    assert np.all(np.isfinite(document))
+    assert np.all(word_weights[~word_mask] == 0.0)
+    assert np.all(sentence_weights[~sentence_mask] == 0.0)
+    np.testing.assert_allclose(sentence_weights.sum(axis=1), 1.0, atol=1e-6)
+    # Every real sentence's word weights sum to one; all-padding ones to zero.
+    np.testing.assert_allclose(word_weights.sum(axis=-1), sentence_mask.astype(float), atol=1e-6)
+
+
+def test_han_all_padding_document_is_zero_not_nan():
+    documents = make_documents()
+    documents[1] = 0
+    encoded = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4).encode(documents)
+    for name in ("document", "sentence_weights", "word_weights", "sentence_states"):
+        assert np.all(np.isfinite(np.asarray(encoded[name]))), name
+    assert np.all(np.asarray(encoded["document"])[1] == 0.0)
+
+
+def test_han_documents_do_not_leak_into_each_other():
+    """Folding sentences into the batch must keep documents apart."""
+    documents = make_documents()
+    encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4)
+    together = np.asarray(encoder(documents)[0])
+    alone = np.concatenate([np.asarray(encoder(documents[i:i + 1])[0]) for i in range(3)])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    changed = documents.copy()
+    changed[0, 0, 0] = (changed[0, 0, 0] % (VOCAB - 1)) + 1
+    after = np.asarray(encoder(changed)[0])
+    np.testing.assert_allclose(after[1:], together[1:], atol=1e-6)
+    assert not np.allclose(after[0], together[0])
+
+
+def test_han_sentence_weights_follow_the_equations():
+    """alpha_i = softmax_i(u_i^T u_s) with u_i = tanh(W_s h_i + b_s), on the sentence states."""
+    documents = make_documents()
+    encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4)
+    encoded = {k: np.asarray(v) for k, v in encoder.encode(documents).items()}
+    kernel, bias, context = [w.numpy() for w in encoder.sentence_attention.weights]
+    scores = np.tanh(encoded["sentence_states"] @ kernel + bias) @ context
+    scores = np.where(encoded["sentence_mask"], scores, -np.inf)
+    expected = np.exp(scores - scores.max(1, keepdims=True))
+    expected /= expected.sum(1, keepdims=True)
+    np.testing.assert_allclose(encoded["sentence_weights"], expected, atol=1e-5)
+    manual = (expected[:, :, None] * encoded["sentence_states"]).sum(1)
+    np.testing.assert_allclose(encoded["document"], manual, atol=1e-5)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_plain_encoder_checks_and_padding(bidirectional):
+    documents = make_documents()
+
+    def compare(original, padded):
+        np.testing.assert_allclose(original[0], padded[0], atol=1e-5)
+        s = original[1].shape[1]
+        np.testing.assert_allclose(original[1], padded[1][:, :s], atol=1e-5)
+        assert np.all(padded[1][:, s:] == 0.0)
+
+    directions = 2 if bidirectional else 1
+    run_layer_test(
+        HierarchicalEncoder,
+        {"vocab_size": VOCAB, "embedding_dim": 6, "word_units": 5, "sentence_units": 4,
+         "bidirectional": bidirectional},
+        {"documents": documents},
+        expected_output_shapes=[(3, 4 * directions), (3, 4, 4 * directions)],
+        padding_check=({"documents": with_more_padding(documents)}, compare),
+        atol=1e-5,
+    )
+
+
+def test_plain_encoder_uses_last_real_sentence_state():
+    documents = make_documents()
+    encoder = HierarchicalEncoder(VOCAB, 6, 5, 4)
+    document, states = [np.asarray(x) for x in encoder(documents)]
+    np.testing.assert_allclose(document[0], states[0, 1], atol=1e-6)  # document 0: 2 sentences
+    np.testing.assert_allclose(document[2], states[2, 3], atol=1e-6)  # last sentence is real
+    assert np.all(states[2, 1] == 0.0)  # the padding sentence has a zero state
+
+
+@pytest.mark.parametrize("encoder_cls", [HierarchicalAttentionEncoder, HierarchicalEncoder])
+def test_bad_input_raises(encoder_cls):
+    encoder = encoder_cls(VOCAB, 6, 5, 4)
+    with pytest.raises(ValueError, match=r"documents.shape=\(3, 4\)"):
+        encoder(np.ones((3, 4), "int32"))
+    with pytest.raises(ValueError, match="integer"):
+        encoder(np.ones((3, 4, 5), "float32"))
+    with pytest.raises(ValueError, match="word_units"):
+        encoder_cls(VOCAB, 6, 0, 4)
