@@ -176,11 +176,11 @@ class Translator:
                 if return_details:
                     source_length = int((chunk[row] != 0).sum())
                     source_tokens = [self.source_vocab.tokens[i] for i in chunk[row][:source_length]]
-                    weights = result["alignments"][row][: len(output_tokens) + 1, :source_length]
+                    labels = output_tokens + (["<stop>"] if STOP in tokens.tolist() else [])
                     details.append({
                         "source_tokens": source_tokens,
-                        "output_tokens": output_tokens + ["<stop>"],
-                        "attention": weights,
+                        "output_tokens": labels,
+                        "attention": result["alignments"][row][: len(labels), :source_length],
                     })
         return (outputs, details) if return_details else outputs
 
@@ -296,7 +296,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         validation = (valid_inputs, valid_out)
     start = time.perf_counter()
     translator.model.fit(
-        dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose,
+        dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
         validation_data=validation, validation_batch_size=256,
         callbacks=[_checkpoint_callback(translator, out_dir)],
     )

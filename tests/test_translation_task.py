@@ -1,0 +1,130 @@
+"""Translation task: training with resume, save/load, SavedModel export, evaluation, CLI."""
+
+import json
+
+import numpy as np
+import pytest
+
+from course_lib.data import hindi_english
+from course_lib.tasks import serving
+from course_lib.tasks import translation as task
+
+TINY = dict(embedding_dim=8, units=16, attention_units=16, batch_size=32, max_train=256, epochs=1)
+
+
+@pytest.fixture(scope="module")
+def parts():
+    return hindi_english.load_corpus(seed=0)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, parts):
+    """A tiny en-hi model trained for one epoch, then resumed to two."""
+    out = tmp_path_factory.mktemp("en-hi")
+    config = task.TranslationConfig.for_profile(direction="en-hi", **TINY)
+    first, _ = task.train(config, parts["train"], parts["valid"][:64], out_dir=out, verbose=0)
+    assert first.epochs_done == 1
+    config.epochs = 2
+    resumed, _ = task.train(config, parts["train"], parts["valid"][:64], out_dir=out, verbose=0)
+    return out, resumed
+
+
+def test_checkpoint_and_resume(trained):
+    out, translator = trained
+    for name in ("model.keras", "source_vocab.json", "target_vocab.json", "state.json"):
+        assert (out / name).exists(), name
+    state = json.loads((out / "state.json").read_text())
+    assert state["epochs_done"] == 2 and [h["epoch"] for h in state["history"]] == [1, 2]
+    assert state["history"][1]["loss"] < state["history"][0]["loss"]  # it kept learning after resuming
+    again, seconds = task.train(task.TranslationConfig.for_profile(direction="en-hi", **{**TINY, "epochs": 2}),
+                                [hindi_english.generate_pairs()[0]], out_dir=out, verbose=0)
+    assert seconds == 0.0 and again.epochs_done == 2  # nothing left to do
+
+
+def test_resume_refuses_other_direction(trained):
+    out, _ = trained
+    config = task.TranslationConfig.for_profile(direction="hi-en", **{**TINY, "epochs": 3})
+    with pytest.raises(ValueError, match="en-hi model"):
+        task.train(config, hindi_english.generate_pairs()[:10], out_dir=out, verbose=0)
+
+
+def test_model_architecture(trained):
+    _, translator = trained
+    model = translator.model
+    assert model.bidirectional and model.deep_output and model.attention
+    assert model.encoder.uses_bridge
+
+
+def test_save_load_gives_identical_outputs(trained, parts):
+    out, translator = trained
+    loaded = task.Translator.load(out)
+    sources = [p.english for p in parts["test"][:20]]
+    assert loaded.translate(sources) == translator.translate(sources)
+    inputs, _ = task.encode_pairs(parts["test"][:8], "en-hi", translator.source_vocab, translator.target_vocab)
+    np.testing.assert_array_equal(np.asarray(loaded.model(inputs)), np.asarray(translator.model(inputs)))
+
+
+def test_saved_model_export_round_trip(trained, parts, tmp_path):
+    _, translator = trained
+    serving.export_serving(translator.model, translator.source_vocab, translator.target_vocab, tmp_path / "export")
+    translate = serving.load_serving(tmp_path / "export")
+    sources = [p.english for p in parts["test"][:12]] + ["I am going to Paris!"]
+    assert translate(sources) == translator.translate(sources)
+    assert translate(["   ", "I am going home"]) == ["", translator.translate(["I am going home"])[0]]
+    with pytest.raises(ValueError, match="list of strings"):
+        translate("I am going home")
+
+
+def test_empty_input_is_a_clear_error(trained):
+    _, translator = trained
+    with pytest.raises(ValueError, match="empty"):
+        translator.translate(["I am going home", "  "])
+
+
+def test_evaluation_uses_every_translation_as_reference(trained, parts):
+    _, translator = trained
+    sources, references = task.references_by_source(parts["test"], "en-hi")
+    assert len(sources) == len(set(sources)) < len(parts["test"])
+    assert max(len(r) for r in references) == 2  # gender-ambiguous English sentences
+    metrics = task.evaluate(translator, parts["test"][:60])
+    assert 0.0 <= metrics["bleu"] <= 100.0 and 0.0 <= metrics["alignment_agreement"] <= 1.0
+    lengths = task.bleu_by_length(translator, parts["test"][:60])
+    assert set(lengths) <= set(range(3, 9))
+
+
+def test_perfect_hypotheses_score_100(parts):
+    from course_lib.metrics.bleu import corpus_bleu
+
+    sources, references = task.references_by_source(parts["test"][:200], "en-hi")
+    assert corpus_bleu([refs[-1] for refs in references], references) == pytest.approx(100.0)
+
+
+TATOEBA = "".join(
+    f"{p.english}\t{p.hindi}\tCC-BY 2.0 (France) test fixture #{i}\n"
+    for i, p in enumerate(hindi_english.generate_pairs()[:200:2])
+)
+
+
+def test_cli_train_evaluate_translate(tmp_path, capsys):
+    from course_lib.cli import main
+
+    data = tmp_path / "pairs.txt"
+    data.write_text(TATOEBA + "broken line without tabs\n", encoding="utf-8")
+    out = tmp_path / "model"
+    args = ["train", "translation", "--train", str(data), "--valid", str(data), "--direction", "hi-en",
+            "--epochs", "1", "--units", "8", "--embedding-dim", "8", "--out", str(out)]
+    with pytest.warns(UserWarning, match="line 101"):
+        assert main(args) == 0
+    metrics_path = tmp_path / "metrics.json"
+    with pytest.warns(UserWarning, match="line 101"):
+        assert main(["evaluate", "translation", "--model", str(out), "--test", str(data),
+                     "--beam", "2", "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert {"bleu", "chrf"} <= set(metrics) and metrics["beam_width"] == 2
+    capsys.readouterr()
+    heatmap = tmp_path / "heat.png"
+    assert main(["translate", "--model", str(out), "--heatmap", str(heatmap), "मैं घर जा रहा हूँ"]) == 0
+    assert heatmap.stat().st_size > 1000
+    assert "heat map saved" in capsys.readouterr().out
+    assert main(["translate", "--model", str(out), "   "]) == 2
+    assert main(["evaluate", "translation", "--model", str(tmp_path / "nothing")]) == 2
