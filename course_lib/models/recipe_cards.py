@@ -77,6 +77,6 @@ class RecipeCard:
             "  parameter count by formula:",
         ]
         for symbol, meaning, count in self.terms:
-            lines.append(f"    {symbol:12s} {count:>8,d}  {meaning}")
-        lines.append(f"    {'total':12s} {self.formula_count:>8,d}")
+            lines.append(f"    {symbol:17s} {count:>8,d}  {meaning}")
+        lines.append(f"    {'total':17s} {self.formula_count:>8,d}")
         return "\n".join(lines)
