@@ -60,6 +60,7 @@ class SubmissionResult:
     tests: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     seconds: float = 0.0
+    cells: list = field(default_factory=list)
 
 
 # -- preparing the batch ---------------------------------------------------------
@@ -168,7 +169,7 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
         "output_limit": settings["output_limit"],
         "memory_mb": settings["memory_mb"],
         "file_mb": settings["file_mb"],
-        "skip_tags": list(SKIP_TAGS),
+        "skip_tags": list(settings.get("skip_tags", SKIP_TAGS)),
         "harvest_code": harvest.kernel_code(inputs_path, results_path) if inputs_path else None,
         "stop_on_error": settings.get("stop_on_error", False),
         "env": {
@@ -212,6 +213,32 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
         notes.append(reason)
     shutil.rmtree(job_dir, ignore_errors=True)
     return report, results, notes
+
+
+def run_notebook(path, cell_timeout=120, notebook_timeout=600, stop_on_error=False, skip_tags=(),
+                 profile="fast", memory_mb=8192):
+    """Runs a notebook in a sandboxed kernel without hidden tests; returns the runner's report.
+
+    With `stop_on_error=True` execution stops at the first failing cell, the
+    way a student meets the first unfinished exercise.
+    """
+    notebook, reason = read_submission(path)
+    if notebook is None:
+        raise ValueError(f"{path}: {reason}")
+    settings = {
+        "cell_timeout": cell_timeout, "notebook_timeout": notebook_timeout, "harvest_timeout": 0,
+        "output_limit": 100_000, "memory_mb": memory_mb, "file_mb": 256, "profile": profile,
+        "stop_on_error": stop_on_error, "skip_tags": list(skip_tags),
+    }
+    batch_dir = Path(tempfile.mkdtemp(prefix="course-run-"))
+    try:
+        report, _, notes = run_submission(notebook, batch_dir, settings, None)
+    finally:
+        shutil.rmtree(batch_dir, ignore_errors=True)
+    if report is None:
+        raise RuntimeError(f"{path}: the notebook runner failed: {notes}")
+    report["statuses"] = cell_statuses(report)
+    return report
 
 
 # -- scoring ------------------------------------------------------------------------
@@ -288,6 +315,16 @@ def run_notes(report, notebook, handed_out):
         notes.append(f"the hidden tests ended with status {report['harvest']['status']!r}")
     notes.extend(report.get("notes", []))
     return notes
+
+
+def cell_statuses(report):
+    """[(cell index, status, exception name)] in notebook order."""
+    if not report:
+        return []
+    return [
+        (int(index), cell.get("status"), (cell.get("error") or {}).get("ename"))
+        for index, cell in sorted(report.get("cells", {}).items(), key=lambda kv: int(kv[0]))
+    ]
 
 
 def summarize(assignment, name, path, outcomes, status, notes, seconds):
@@ -459,6 +496,7 @@ def grade(
             notes = run_notes(report, notebook, handed_out) + notes
             status = "graded" if harvested is not None else "graded: hidden tests not run"
             result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
+            result.cells = cell_statuses(report)
         results[index] = result
         with lock:
             done[0] += 1

@@ -231,12 +231,10 @@ def _compare(got, expected, rtol, atol, names, label):
         return False, f"{label}: contains NaN or infinity"
     close = np.isclose(got_array, expected_array, rtol=rtol, atol=atol)
     if not close.all():
+        # Only how many entries are wrong: a difference would give away the
+        # expected value of a single number.
         wrong = int((~close).sum())
-        largest = float(np.max(np.abs(got_array - expected_array)))
-        return False, (
-            f"{label}: values differ from the reference at {wrong} of {close.size} entries "
-            f"(largest difference {largest:.3g})"
-        )
+        return False, f"{label}: values differ from the reference at {wrong} of {close.size} entries"
     return True, ""
 
 

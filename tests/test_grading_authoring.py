@@ -1,0 +1,112 @@
+"""Student notebooks generated from solutions: stubs, hints, up to date, no leaks."""
+
+import nbformat
+import pytest
+
+from course_lib.grading import authoring
+
+SOLUTION_CELL = '''def softmax(scores):
+    """Docstring stays."""
+    # BEGIN SOLUTION
+    # HINT: subtract the maximum
+    shifted = scores - scores.max(-1, keepdims=True)
+    return shifted
+    # END SOLUTION
+
+
+checks.check_softmax(softmax)'''
+
+
+def test_region_becomes_an_indented_stub_with_the_hint():
+    source, removed = authoring.strip_regions(SOLUTION_CELL)
+    assert 'raise NotImplementedError("subtract the maximum")' in source
+    assert '    # YOUR CODE HERE\n    raise NotImplementedError' in source
+    assert '"""Docstring stays."""' in source and "checks.check_softmax(softmax)" in source
+    assert "shifted" not in source
+    assert any("shifted =" in line for line in removed)
+    compile(source, "<stub>", "exec")
+
+
+def test_region_without_hint_gets_a_generic_one():
+    source, _ = authoring.strip_regions("x = 1\n# BEGIN SOLUTION\nanswer = 42\n# END SOLUTION\n")
+    assert source.splitlines()[-1] == f'raise NotImplementedError("{authoring.DEFAULT_HINT}")'
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("# BEGIN SOLUTION\nx = 1\n", "has no `# END SOLUTION`"),
+        ("x = 1\n# END SOLUTION\n", "without a BEGIN"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n", "nested"),
+    ],
+)
+def test_malformed_regions_are_errors(source, message):
+    with pytest.raises(ValueError, match=message):
+        authoring.strip_regions(source)
+
+
+def test_whole_cells_markdown_answers_and_instructor_cells():
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("# SOLUTION CELL: build the model\nmodel = make_model()"),
+        nbformat.v4.new_markdown_cell("The answer is 42.", metadata={"tags": ["solution"]}),
+        nbformat.v4.new_code_cell("secret = 1", metadata={"tags": ["instructor-only"]}),
+        nbformat.v4.new_code_cell("print(1)", outputs=[nbformat.v4.new_output("stream", text="1\n")], execution_count=3),
+    ]
+    student, removed = authoring.make_student_notebook(notebook)
+    assert [c.cell_type for c in student.cells] == ["code", "markdown", "code"]
+    assert student.cells[0].source == '# YOUR CODE HERE\nraise NotImplementedError("build the model")'
+    assert student.cells[1].source == authoring.ANSWER_PLACEHOLDER
+    assert "tags" not in student.cells[1].metadata
+    assert student.cells[2].outputs == [] and student.cells[2].execution_count is None
+    assert "model = make_model()" in removed and "secret = 1" in removed
+
+
+def test_check_notices_a_stale_student_notebook(tmp_path):
+    solutions, assignments = tmp_path / "solutions", tmp_path / "assignments"
+    solutions.mkdir()
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("# BEGIN SOLUTION\nx = 1\n# END SOLUTION")]
+    path = solutions / "A9_demo.ipynb"
+    nbformat.write(notebook, path)
+    assert not authoring.is_up_to_date(path)
+    authoring.generate(path)
+    assert (assignments / "A9_demo.ipynb").is_file() and authoring.is_up_to_date(path)
+    notebook.cells[0].source = "# BEGIN SOLUTION\nx = 2\n# END SOLUTION\ny = 3"
+    nbformat.write(notebook, path)
+    assert not authoring.is_up_to_date(path)
+
+
+SOLUTIONS = authoring.solution_notebooks()
+
+
+def test_there_are_solution_notebooks():
+    names = {p.stem for p in SOLUTIONS}
+    assert {"A1_bahdanau_attention", "Q_self_test_quiz"} <= names, names
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_assignments_are_up_to_date_with_solutions(solution):
+    assert authoring.is_up_to_date(solution), (
+        f"{authoring.student_path(solution)} is out of date: run `course-lib assign {solution}`"
+    )
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_no_solution_code_reaches_the_student_notebook(solution):
+    solution_notebook = nbformat.read(solution, as_version=4)
+    _, removed = authoring.make_student_notebook(solution_notebook)
+    student_text = authoring.student_path(solution).read_text()
+    student = nbformat.reads(student_text, as_version=4)
+    student_lines = {line.strip() for cell in student.cells for line in cell.source.splitlines()}
+    solution_marked = sum(("BEGIN SOLUTION" in c.source or authoring.is_solution_cell(c)) for c in solution_notebook.cells)
+    assert solution_marked > 0, "a solution notebook without solution regions"
+    leaked = [
+        line.strip() for line in removed
+        if line.strip() and not line.strip().startswith("#") and len(line.strip()) > 3
+        and line.strip() not in {"return", "pass", ")", "]", "}", "},", "),"} and line.strip() in student_lines
+    ]
+    assert not leaked, f"solution lines found in the student notebook: {leaked[:5]}"
+    assert "BEGIN SOLUTION" not in student_text and "END SOLUTION" not in student_text
+    assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+    assert student_text.count("NotImplementedError") >= solution_marked

@@ -1,0 +1,182 @@
+"""The grader on a batch of crafted A1 submissions: faults and wrong parts.
+
+One batch (graded once, with two workers) holds the solution twice, the
+untouched student notebook, every fault of the grading requirements and the
+wrong answers of A1; each test below reads its row.
+"""
+
+import csv
+import time
+
+import numpy as np
+import pytest
+
+from course_lib.grading import faults, grader, harvest
+from course_lib.grading.spec import REPOSITORY_ROOT, allclose, exact, load_assignment
+
+SOLUTION = REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
+STUDENT = REPOSITORY_ROOT / "assignments" / "A1_bahdanau_attention.ipynb"
+FULL = 10.0
+
+# submission -> questions that must lose all their points (every other question full).
+EXPECTED_LOSSES = {
+    "solution": set(),
+    "solution-again": set(),
+    "softmax-wrong-axis": {"softmax"},
+    "mask-ignored": {"mask"},
+    "tanh-missing": {"score"},
+    "keys-recomputed": {"steps"},
+    "infinite-loop": set(),
+    "ignores-interrupt": set(),
+    "raises-on-import": set(),
+    "syntax-error": {"softmax"},
+    "deleted-cell": {"context"},
+    "renamed-function": {"mask"},
+    "sys-exit": set(),
+    "os-exit": set(),
+    "prints-megabytes": set(),
+    "fills-memory": set(),
+    "writes-files": set(),
+    "patches-everything": {"softmax"},
+}
+ZERO = ["untouched", "not-a-notebook", "truncated-json", "no-cells", "forges-results"]
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("submissions")
+    out = tmp_path_factory.mktemp("results")
+    csv_path, feedback_dir = out / "grades.csv", out / "feedback"
+    targets = {"csv": str(csv_path), "feedback": str(feedback_dir)}
+    paths = []
+    for name in list(EXPECTED_LOSSES) + ZERO:
+        path = folder / f"{name}.ipynb"
+        if name.startswith("solution"):
+            path.write_bytes(SOLUTION.read_bytes())
+        elif name == "untouched":
+            path.write_bytes(STUDENT.read_bytes())
+        else:
+            path.write_text(faults.make("A1", name, SOLUTION, targets))
+        paths.append(path)
+    lines = []
+    started = time.monotonic()
+    results = grader.grade(
+        "A1", paths, out=csv_path, feedback_dir=feedback_dir, jobs=2,
+        cell_timeout=8, memory_mb=2048, progress=lines.append,
+    )
+    seconds = time.monotonic() - started
+    time.sleep(1.5)  # a writer left behind by a submission would strike now
+    return {
+        "results": {r.name: r for r in results}, "csv": csv_path, "feedback": feedback_dir,
+        "lines": lines, "seconds": seconds, "assignment": load_assignment("A1"),
+    }
+
+
+def test_every_submission_gets_a_row_and_progress(batch):
+    rows = list(csv.DictReader(batch["csv"].open()))
+    assert [r["submission"] for r in rows] == list(EXPECTED_LOSSES) + ZERO
+    assert rows[0]["max_total"] == "10"
+    assert set(rows[0]) >= {"keys", "score", "mask", "softmax", "context", "steps", "shapes", "params", "total"}
+    assert sum(line.startswith("[") for line in batch["lines"]) == len(rows)
+    assert "graded" in batch["lines"][-1]
+
+
+@pytest.mark.parametrize("name", list(EXPECTED_LOSSES))
+def test_points_lost_are_exactly_those_of_the_broken_part(batch, name):
+    result = batch["results"][name]
+    assignment = batch["assignment"]
+    for question in assignment.questions:
+        wanted = 0.0 if question.id in EXPECTED_LOSSES[name] else assignment.points(question.id)
+        assert result.questions[question.id] == wanted, (name, question.id, result.questions, result.notes)
+    lost = sum(assignment.points(q) for q in EXPECTED_LOSSES[name])
+    assert result.total == FULL - lost
+
+
+@pytest.mark.parametrize("name", ZERO)
+def test_untouched_broken_and_forged_submissions_score_zero(batch, name):
+    assert batch["results"][name].total == 0.0
+
+
+def test_same_submission_twice_same_score(batch):
+    first, second = batch["results"]["solution"], batch["results"]["solution-again"]
+    assert first.total == second.total == FULL
+    assert [(t.name, t.earned) for t in first.tests] == [(t.name, t.earned) for t in second.tests]
+
+
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("infinite-loop", "stopped at the time limit"),
+        ("ignores-interrupt", "did not stop when interrupted"),
+        ("raises-on-import", "ModuleNotFoundError"),
+        ("syntax-error", "SyntaxError"),
+        ("deleted-cell", "missing or were renamed"),
+        ("renamed-function", "`apply_mask` is not defined"),
+        ("sys-exit", "SystemExit"),
+        ("os-exit", "stopped the kernel"),
+        ("prints-megabytes", "printed too much output"),
+        ("not-a-notebook", "not a Jupyter notebook"),
+        ("truncated-json", "not a Jupyter notebook"),
+        ("untouched", "not implemented yet"),
+        ("softmax-wrong-axis", "values differ from the reference"),
+    ],
+)
+def test_feedback_gives_the_reason(batch, name, reason):
+    text = (batch["feedback"] / f"{name}.md").read_text()
+    assert reason in text, text
+
+
+def test_fills_memory_is_stopped_by_the_limit(batch):
+    notes = " ".join(batch["results"]["fills-memory"].notes)
+    assert "MemoryError" in notes or "stopped the kernel" in notes or "time limit" in notes, notes
+
+
+def test_writes_to_grades_and_feedback_are_overwritten(batch):
+    rows = list(csv.DictReader(batch["csv"].open()))
+    assert "cheater" not in batch["csv"].read_text()
+    assert [r["total"] for r in rows if r["submission"] == "writes-files"] == ["10"]
+    assert (batch["feedback"] / "writes-files.md").read_text().startswith("# A1")
+    assert any("did not write appeared" in line for line in batch["lines"])
+
+
+def test_patching_numpy_assert_checks_and_keras_gains_nothing(batch):
+    cheat, honest = batch["results"]["patches-everything"], batch["results"]["softmax-wrong-axis"]
+    assert cheat.total == honest.total < FULL
+    assert batch["results"]["forges-results"].total == 0.0
+
+
+def test_feedback_names_tests_but_hides_expected_values(batch):
+    assignment = batch["assignment"]
+    inputs, expected = grader.hidden_inputs(assignment)
+    for name in ("softmax-wrong-axis", "mask-ignored", "tanh-missing", "keys-recomputed"):
+        text = (batch["feedback"] / f"{name}.md").read_text()
+        failed = [t for t in batch["results"][name].tests if not t.earned]
+        assert failed
+        for test in failed:
+            assert test.name in text
+            value = expected[test.name]
+            parts = value if isinstance(value, tuple) else (value,)
+            values = np.concatenate([np.ravel(np.asarray(part, dtype=float)) for part in parts])
+            for value in values[:20]:
+                shown = f"{value:.4g}"
+                if len(shown.lstrip("-")) >= 5:  # "0.3127", never "1" or "0.5" (points)
+                    assert shown not in text, (name, test.name, value)
+        assert "1e+09" not in text and "-1000000000" not in text
+
+
+def test_comparisons_report_shapes_and_differences_only():
+    compare = allclose(names=("contexts", "weights"))
+    ok, reason = compare((np.zeros((2, 3)), np.ones(4)), (np.zeros((2, 3)), np.ones((2, 2))), {})
+    assert not ok and reason == "weights: wrong shape (4,), expected (2, 2)"
+    ok, reason = allclose()(np.array([1.0, 2.5]), np.array([1.0, 2.0]), {})
+    assert not ok and "1 of 2 entries" in reason and "2.0" not in reason
+    assert allclose()(np.array([np.nan]), np.array([1.0]), {})[1] == "result: contains NaN or infinity"
+    assert exact(set)(["b", "a"], {"a", "b"}, {})[0]
+    assert not exact()("c", "b", {})[0]
+
+
+def test_results_from_the_kernel_are_decoded_without_running_code():
+    assert harvest.decode({"__array__": [[1, 2]], "shape": [1, 2], "kind": "i"}).tolist() == [[1, 2]]
+    assert harvest.decode({"__seq__": [1, {"__float__": "nan"}], "tuple": True})[0] == 1
+    assert harvest.decode({"__array__": [1, 2, 3], "shape": [2, 2], "kind": "f"}) == {"__unencodable__": "malformed array"}
+    assert harvest.decode({"__reduce__": "os.system"}) == {"__reduce__": "os.system"}
