@@ -52,7 +52,7 @@ class TranslationConfig:
     attention_units: int = 128
     attention: bool = True
     batch_size: int = 64
-    epochs: int = 12
+    epochs: int = 6
     learning_rate: float = 3e-3
     max_train: int = None  # cap on training pairs (None: all)
     max_output_length: int = 24
@@ -65,7 +65,7 @@ class TranslationConfig:
             embedding_dim=pick(fast=32, full=64, profile=profile),
             units=pick(fast=64, full=128, profile=profile),
             attention_units=pick(fast=64, full=128, profile=profile),
-            epochs=pick(fast=3, full=12, profile=profile),
+            epochs=pick(fast=3, full=6, profile=profile),
             max_train=pick(fast=3000, full=None, profile=profile),
         )
         for key, value in overrides.items():
@@ -472,7 +472,7 @@ def register_cli(commands):
     parser.add_argument("--train", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path or URL")
     parser.add_argument("--valid", help="validation file in the same format")
     parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
-    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 12, fast profile 3)")
+    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 6, fast profile 3)")
     parser.add_argument("--max-train", type=_positive_int, default=None, help="use at most this many training pairs")
     parser.add_argument("--units", type=_positive_int, default=None)
     parser.add_argument("--embedding-dim", type=_positive_int, default=None)
