@@ -1,0 +1,132 @@
+"""Writes `docs/course_map.md`: the lectures and assignments in order.
+
+    python tools/course_map.py           # rewrite docs/course_map.md
+    python tools/course_map.py --check   # exit 1 if the file is out of date
+
+Everything comes from the one list `ENTRIES` below (edit it, then rerun), and
+the "Open in Colab" links from the repository URL and branch in `course.toml`:
+`https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>`.
+Fork the course, change `course.toml`, rerun, and every link follows.
+
+Times: "fast" is `COURSE_PROFILE=fast` on a CPU (what CI runs), "full" the
+default profile on a Colab GPU. A time is only written once someone measured
+it; "not measured" says so.
+"""
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCUMENT = ROOT / "docs" / "course_map.md"
+NOT_MEASURED = "not measured"
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str  # "lecture" or "assignment"
+    path: str  # relative to the repository root
+    title: str
+    teaches: str
+    fast_cpu: str = NOT_MEASURED
+    full_gpu: str = NOT_MEASURED
+
+
+ENTRIES = [
+    Entry("lecture", "notebooks/01_language_model.ipynb", "An RNN language model",
+          "the five ingredients; RNN vs GRU vs LSTM; teacher forcing; greedy and temperature generation from `<GO>` to `<stop>`; "
+          "perplexity against a unigram baseline; the learned s_0",
+          fast_cpu="39 s"),
+    Entry("lecture", "notebooks/02_encoder_decoder_recipe.ipynb", "One recipe, many applications",
+          "data, encoder, decoder, parameters, loss for captioning, entailment, translation, transliteration, image QA, "
+          "summarization, video captioning and classification (RNN of CNNs), dialog; parameter formulas; options 1 and 2",
+          fast_cpu="40 s"),
+    Entry("lecture", "notebooks/03_attention_by_hand.ipynb", "Attention by hand",
+          "the oracle table; weighted average vs concatenation; scores, softmax, squared error against the oracle; "
+          "shift invariance; interactive explorer", fast_cpu="14 s"),
+    Entry("lecture", "notebooks/04_reversal_attention.ipynb", "Attention on the reversal task",
+          "Bahdanau attention in a Seq2Seq model; plain vs attentional decoder; learned alignments as heat maps"),
+    Entry("lecture", "notebooks/05_translation.ipynb", "Translation with attention",
+          "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search"),
+    Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
+          "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy"),
+    Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
+          "CNN feature maps as locations; attention over them; where the model looks for each word"),
+    Entry("lecture", "notebooks/08_hierarchical_attention.ipynb", "Hierarchical attention",
+          "documents and dialogs as sequences of sequences; word and sentence attention (u_w, u_s)"),
+    Entry("lecture", "notebooks/09_self_test.ipynb", "Self-test",
+          "the lecture's eight questions, each answered by code (parameter counts, softmax, gradients, 196 locations)",
+          fast_cpu="27 s"),
+    Entry("assignment", "assignments/A1_bahdanau_attention.ipynb", "A1 · Bahdanau attention",
+          "implement e_jt, alpha_jt and c_t from the equations, with masking"),
+    Entry("assignment", "assignments/A2_attentional_decoder.ipynb", "A2 · The attentional decoder",
+          "one decoder step with attention; teacher forcing; greedy decoding"),
+    Entry("assignment", "assignments/A3_transliteration.ipynb", "A3 · Transliteration",
+          "train and evaluate a character-level model with attention"),
+    Entry("assignment", "assignments/A4_captioning_attention.ipynb", "A4 · Captioning with attention",
+          "attention over a CNN feature map; caption generation"),
+    Entry("assignment", "assignments/A5_hierarchical_attention.ipynb", "A5 · Hierarchical attention",
+          "word- and sentence-level attention for document classification"),
+    Entry("assignment", "assignments/Q_self_test_quiz.ipynb", "Q · Self-test quiz",
+          "the eight self-test questions, auto-graded"),
+]
+
+
+def repository(root=ROOT):
+    """`(owner, name, branch)` from `course.toml`."""
+    text = (root / "course.toml").read_text()
+    url = re.search(r'^repository\s*=\s*"([^"]+)"', text, re.M)
+    branch = re.search(r'^branch\s*=\s*"([^"]+)"', text, re.M)
+    if url is None:
+        raise ValueError(f"course.toml has no `repository = \"...\"` line. Received: {text[:200]!r}")
+    match = re.match(r"https://github\.com/([^/\s]+)/([^/\s]+?)(?:\.git)?/?$", url.group(1))
+    if match is None:
+        raise ValueError(f"`repository` must be https://github.com/<owner>/<repo>. Received: {url.group(1)!r}")
+    return match.group(1), match.group(2), branch.group(1) if branch else "main"
+
+
+def colab_url(path, root=ROOT):
+    owner, name, branch = repository(root)
+    return f"https://colab.research.google.com/github/{owner}/{name}/blob/{branch}/{path}"
+
+
+def render(entries=ENTRIES, root=ROOT):
+    """The markdown text of the course map."""
+    lines = [
+        "# Course map",
+        "",
+        "<!-- Generated by tools/course_map.py from its ENTRIES list and course.toml; do not edit by hand. -->",
+        "",
+        "The lectures in order, then the assignments. *Fast* is the `COURSE_PROFILE=fast` run on a CPU (what CI runs);",
+        "*full* is the default profile on a Colab GPU. Times were measured on a shared 2-core machine and are upper bounds;",
+        "\"not measured\" means nobody has timed it yet. Rerun `python tools/course_map.py` after editing the list.",
+        "",
+    ]
+    for kind, heading in (("lecture", "Lectures"), ("assignment", "Assignments")):
+        lines += [f"## {heading}", "", "| # | notebook | Colab | what it teaches | fast (CPU) | full (GPU) |", "|---|---|---|---|---|---|"]
+        for number, entry in enumerate((e for e in entries if e.kind == kind), start=1):
+            link = f"[{entry.title}](../{entry.path})"
+            badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(entry.path, root)})"
+            lines.append(f"| {number} | {link} | {badge} | {entry.teaches} | {entry.fast_cpu} | {entry.full_gpu} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    text = render()
+    if "--check" in argv:
+        current = DOCUMENT.read_text() if DOCUMENT.exists() else ""
+        if current != text:
+            print(f"{DOCUMENT} is out of date: run python tools/course_map.py", file=sys.stderr)
+            return 1
+        return 0
+    DOCUMENT.parent.mkdir(exist_ok=True)
+    DOCUMENT.write_text(text)
+    print("wrote", DOCUMENT)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
