@@ -128,3 +128,20 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     assert "heat map saved" in capsys.readouterr().out
     assert main(["translate", "--model", str(out), "   "]) == 2
     assert main(["evaluate", "translation", "--model", str(tmp_path / "nothing")]) == 2
+
+
+def test_export_works_at_character_level(tmp_path):
+    """The same export serves transliteration: characters in, characters joined out."""
+    from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.text.vocabulary import Vocabulary
+
+    source_vocab = Vocabulary.from_texts(["india", "ghar", "kshatriya"], level="char", lowercase=True)
+    target_vocab = Vocabulary.from_texts(["इंडिया", "घर", "क्षत्रिय"], level="char")
+    model = Seq2Seq(len(source_vocab), len(target_vocab), embedding_dim=8, units=8,
+                    bidirectional=True, deep_output=True, max_output_length=6)
+    model.build()
+    words = ["INDIA", "ghar", "xyz"]
+    expected = target_vocab.decode_batch(model.generate(source_vocab.encode(words))["tokens"])
+    serving.export_serving(model, source_vocab, target_vocab, tmp_path / "chars")
+    assert serving.load_serving(tmp_path / "chars")(words) == expected
+    assert all(" " not in word for word in expected)  # characters are joined without spaces
