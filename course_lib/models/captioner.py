@@ -188,9 +188,13 @@ class ImageCaptioner(keras.Model):
         """`(encoder_outputs, initial_state)` for the chosen decoder."""
         if self.decoder_kind == "attention":
             return locations, self.bridge(ops.mean(locations, axis=1))  # s_0: (batch, units)
+        # The plain decoders read no locations: fc7(I) is the image's only
+        # "location" (`PlainGRUDecoder` sizes option 2's input from the last
+        # axis of `encoder_outputs`, so that axis must be the vector's).
+        single_location = vector[:, None, :]  # (batch, 1, D)
         if self.decoder_kind == "option1":
-            return locations, self.bridge(vector)  # s_0 = W_proj fc7(I): (batch, units)
-        return locations, vector  # option 2: fc7(I) joined to every input
+            return single_location, self.bridge(vector)  # s_0 = W_proj fc7(I): (batch, units)
+        return single_location, vector  # option 2: fc7(I) joined to every input
 
     def forward(self, inputs, training=None):
         """Teacher-forced pass; returns `(logits, alignments)`."""
@@ -266,11 +270,13 @@ class ImageCaptioner(keras.Model):
         Returns:
             A dict of NumPy arrays: `tokens (n, max_length)`, `alignments
             (n, max_length, L)` (the weights over locations behind each
-            generated word; zeros for options 1 and 2) and `scores (n,)`. With
+            generated word; for options 1 and 2, zeros of width 1) and `scores (n,)`. With
             beam search also `beam_tokens (n, k, max_length)` and
             `beam_scores (n, k)`, best first.
         """
         self._check_inputs(inputs, need_target=False)
+        if not self.built:
+            self.build()
         arrays = {key: np.asarray(inputs[key], "float32") for key in self.image_keys}
         count = len(arrays[self.image_keys[0]])
         if count == 0:

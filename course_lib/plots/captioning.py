@@ -1,0 +1,115 @@
+"""Captioning pictures: where the decoder looked for each word, and training curves."""
+
+import numpy as np
+
+
+def upsample_attention(weights, grid, image_shape):
+    """One step's weights over `H * W` locations as a smooth map the size of the image.
+
+    Args:
+        weights: `(H * W,)` attention weights (location `j = row * W + col`).
+        grid: `(H, W)`.
+        image_shape: `(height, width)` of the image.
+
+    Returns:
+        float `(height, width)` in `[0, 1]` (the map divided by its maximum).
+    """
+    from PIL import Image
+
+    weights = np.asarray(weights, "float32")
+    height, width = grid
+    if weights.shape != (height * width,):
+        raise ValueError(
+            f"Need {height * width} weights for a {height} x {width} grid. Received: weights.shape={weights.shape}"
+        )
+    top = float(weights.max())
+    normalised = weights.reshape(height, width) / top if top > 0 else np.zeros((height, width), "float32")
+    resized = Image.fromarray(normalised.astype("float32"), mode="F").resize(
+        (int(image_shape[1]), int(image_shape[0])), Image.Resampling.BILINEAR
+    )
+    return np.clip(np.asarray(resized), 0.0, 1.0)
+
+
+def white_region(image, attention_map, strength=0.85):
+    """The slides' picture: the attended region turns white, the rest stays as it is.
+
+    Args:
+        image: uint8 `(height, width, 3)`.
+        attention_map: `(height, width)` in `[0, 1]`.
+    """
+    image = np.asarray(image, "float32")
+    alpha = strength * np.asarray(attention_map, "float32")[..., None]
+    return (image * (1 - alpha) + 255.0 * alpha).astype("uint8")
+
+
+def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None, figure_width=None):
+    """One panel per generated word: the image with that word's attention in white.
+
+    Args:
+        image: uint8 `(height, width, 3)`.
+        words: the generated words (the `<stop>` may be included as a word).
+        alignments: `(steps, H * W)` weights; row `t` produced word `t`.
+        grid: `(H, W)` of the feature map.
+        columns: panels per row.
+        title: figure title, e.g. the caption.
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    alignments = np.asarray(alignments)
+    if alignments.ndim != 2 or alignments.shape[0] < len(words):
+        raise ValueError(
+            f"Need one row of weights per word. Received: {len(words)} words, alignments.shape={alignments.shape}"
+        )
+    panels = len(words) + 1
+    columns = max(1, min(columns, panels))
+    rows = int(np.ceil(panels / columns))
+    width = figure_width or 2.0 * columns
+    figure, axes = plt.subplots(rows, columns, figsize=(width, width / columns * rows * 1.1), squeeze=False)
+    for axis in axes.ravel():
+        axis.axis("off")
+    axes[0, 0].imshow(image)
+    axes[0, 0].set_title("image", fontsize=9)
+    for index, word in enumerate(words):
+        axis = axes.ravel()[index + 1]
+        axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2])))
+        axis.set_title(word, fontsize=9)
+    if title:
+        figure.suptitle(title, fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
+    """Loss and metric curves, one line per run.
+
+    Args:
+        histories: `{run name: history dict}` (Keras `History.history`, or
+            any dict of lists); `val_` entries are drawn dashed.
+        keys: the quantities to draw, one panel each.
+
+    Returns:
+        The matplotlib figure.
+    """
+    import matplotlib.pyplot as plt
+
+    if not histories:
+        raise ValueError("Need at least one history to draw. Received: {}")
+    figure, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.2), squeeze=False)
+    for axis, key in zip(axes[0], keys):
+        for name, history in histories.items():
+            history = getattr(history, "history", history)
+            if key in history:
+                line, = axis.plot(np.arange(1, len(history[key]) + 1), history[key], label=f"{name}")
+                if f"val_{key}" in history:
+                    axis.plot(np.arange(1, len(history[f"val_{key}"]) + 1), history[f"val_{key}"], "--",
+                              color=line.get_color(), label=f"{name} (valid)")
+        axis.set_xlabel("epoch")
+        axis.set_title(key)
+        axis.legend(fontsize=8)
+    if title:
+        figure.suptitle(title)
+    figure.tight_layout()
+    return figure
