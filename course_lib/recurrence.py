@@ -18,7 +18,8 @@ def scan(step, init, xs=None, length=None):
         step: function `(carry, x) -> (carry, y)`; `carry` and `y` may be nested.
         init: the initial carry.
         xs: a tensor or nest of tensors, scanned along axis 0, or None.
-        length: the number of steps when `xs` is None.
+        length: the number of steps when `xs` is None (on TensorFlow it may be
+            a scalar tensor, so one trace serves every length).
 
     Returns:
         `(final_carry, ys)` with every leaf of `ys` stacked along a new axis 0.
@@ -35,7 +36,7 @@ def _tensorflow_scan(step, init, xs, length):
 
     tree = keras.tree
     xs_flat = [tf.convert_to_tensor(x) for x in tree.flatten(xs)] if xs is not None else []
-    steps = tf.shape(xs_flat[0])[0] if xs_flat else tf.constant(int(length))
+    steps = tf.shape(xs_flat[0])[0] if xs_flat else tf.cast(length, tf.int32)
     xs_arrays = [
         tf.TensorArray(x.dtype, size=steps, element_shape=x.shape[1:]).unstack(x) for x in xs_flat
     ]

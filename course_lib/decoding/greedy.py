@@ -16,14 +16,15 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
         memory: the decoder's `prepare_memory(...)` output.
         start_state: `s_0`, `(batch, units)`.
         start_id, stop_id, pad_id: the `<GO>`, `<stop>` and `<pad>` ids.
-        max_length: the most output tokens (the `<stop>` included).
+        max_length: the most output tokens (the `<stop>` included); a Python
+            int, or on TensorFlow a scalar tensor.
 
     Returns:
         `(tokens, alignments, log_probs)`: `(batch, max_length)` int32 tokens,
         `(batch, max_length, src_len)` attention weights and the summed
         log-probability of each sequence `(batch,)`.
     """
-    if int(max_length) < 1:
+    if isinstance(max_length, int) and max_length < 1:
         raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
     batch = ops.shape(start_state)[0]
     first_tokens = ops.full((batch,), start_id, dtype="int32")
@@ -44,6 +45,6 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
         return (tokens, state, finished, total), (tokens, weights)
 
     (_, _, _, total), (tokens, weights) = scan(
-        body, (first_tokens, start_state, finished, total), None, length=int(max_length)
+        body, (first_tokens, start_state, finished, total), None, length=max_length
     )
     return ops.transpose(tokens, (1, 0)), ops.transpose(weights, (1, 0, 2)), total

@@ -79,7 +79,7 @@ class Seq2Seq(keras.Model):
             )
         else:
             self.decoder = PlainGRUDecoder(target_vocab_size, embedding_dim, units, option=option, name="decoder")
-        self._decode_functions = {}
+        self._greedy_compiled = None
 
     # -- forward passes ---------------------------------------------------------
 
@@ -132,19 +132,18 @@ class Seq2Seq(keras.Model):
             self.start_id, self.stop_id, max_length, pad_id=self.pad_id,
         )
 
-    def greedy_function(self, max_length):
-        """A compiled greedy decoder for any batch size and source length."""
-        if max_length not in self._decode_functions:
-            import tensorflow as tf
+    def greedy_function(self):
+        """Greedy decoding compiled once for any batch size, source length and
+        `max_length` (TensorFlow); the plain method on other backends."""
+        if self._greedy_compiled is None:
+            if keras.backend.backend() != "tensorflow":
+                self._greedy_compiled = lambda source, max_length: self._greedy(source, int(max_length))
+            else:
+                import tensorflow as tf
 
-            spec = tf.TensorSpec((None, None), tf.int32)
-
-            @tf.function(input_signature=[spec], reduce_retracing=True)
-            def decode(source):
-                return self._greedy(source, max_length)
-
-            self._decode_functions[max_length] = decode
-        return self._decode_functions[max_length]
+                signature = [tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((), tf.int32)]
+                self._greedy_compiled = tf.function(self._greedy, input_signature=signature)
+        return self._greedy_compiled
 
     def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
         """Decodes `source` (integer array `(batch, src_len)`).
@@ -160,12 +159,15 @@ class Seq2Seq(keras.Model):
                 "`source` must be an integer array (batch, src_len). "
                 f"Received: source.shape={source.shape}, dtype={source.dtype}"
             )
-        max_length = int(max_length or self.max_output_length)
+        max_length = self.max_output_length if max_length is None else int(max_length)
+        self.build()
+        if max_length < 1:
+            raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
         if beam_width > 1:
             from course_lib.decoding.beam import beam_search_model
 
             return beam_search_model(self, source, max_length, beam_width, length_penalty)
-        tokens, alignments, scores = self.greedy_function(max_length)(source.astype("int32"))
+        tokens, alignments, scores = self.greedy_function()(source.astype("int32"), np.int32(max_length))
         return {
             "tokens": np.asarray(tokens),
             "alignments": np.asarray(alignments),
@@ -177,6 +179,7 @@ class Seq2Seq(keras.Model):
         if isinstance(x, dict) and "target_in" in x or isinstance(x, (list, tuple)):
             return self(x, training=False)
         source = x["source"] if isinstance(x, dict) else x
+        self.build()
         tokens, _, _ = self._greedy(ops.cast(source, "int32"), self.max_output_length)
         return tokens
 
@@ -188,8 +191,11 @@ class Seq2Seq(keras.Model):
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def compile_from_config(self, config):
-        # Our `compile` only fills in defaults, so Keras's own restore applies.
-        return super().compile_from_config(config)
+        # Our `compile` only fills in defaults, so restoring its config is safe.
+        config = keras.saving.deserialize_keras_object(config)
+        self.compile(**config)
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
 
     def build(self, input_shape=None):
         """Creates every weight by running one tiny teacher-forced batch."""

@@ -27,6 +27,7 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     if steps < 1:
         raise ValueError(f"`steps` must be positive. Received: steps={steps}")
     report_every = max(1, min(report_every, steps))
+    _build_before_distributed_fit(model, dataset)
     epochs, remainder = divmod(steps, report_every)
     timer = StepTimer()
     history = model.fit(
@@ -45,3 +46,19 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
         )
         seconds += extra_timer.seconds
     return history, seconds
+
+
+def _build_before_distributed_fit(model, dataset):
+    """Builds the model and its compiled loss/metrics on one real batch.
+
+    Under a strategy with several replicas, Keras 3.15's `fit` builds an
+    unbuilt model from the first batch averaged across replicas ("MEAN"),
+    which turns integer token ids into floats and trips our dtype checks.
+    Building on a genuine batch first makes `fit` skip that step.
+    """
+    strategy = getattr(model, "distribute_strategy", None)
+    if strategy is None or strategy.num_replicas_in_sync < 2 or not hasattr(dataset, "take"):
+        return
+    first_batch = next(iter(dataset.take(1)))
+    with strategy.scope():
+        model._symbolic_build(data_batch=first_batch)

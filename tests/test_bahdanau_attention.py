@@ -1,0 +1,164 @@
+"""BahdanauAttention against the lecture's equations, computed in NumPy."""
+
+import numpy as np
+import pytest
+
+from course_lib.layers import BahdanauAttention
+from tests.layer_testing import run_layer_test
+
+RNG = np.random.default_rng(0)
+
+
+def numpy_attention(query, values, U_att, W_att, v_att, mask=None, bias=None):
+    """e_j = v^T tanh(U s + W h_j [+ b]); alpha = softmax_j(e); c = sum_j alpha_j h_j."""
+    hidden = (query @ U_att)[:, None, :] + values @ W_att  # (batch, src_len, units)
+    if bias is not None:
+        hidden = hidden + bias
+    scores = np.tanh(hidden) @ v_att  # (batch, src_len)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    scores = scores - scores.max(axis=1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    return np.einsum("bs,bsd->bd", weights, values), weights
+
+
+def _inputs(batch=3, src_len=7, query_dim=6, value_dim=5):
+    query = RNG.normal(size=(batch, query_dim)).astype("float32")
+    values = RNG.normal(size=(batch, src_len, value_dim)).astype("float32")
+    return query, values
+
+
+@pytest.mark.parametrize("use_bias", [False, True])
+def test_matches_numpy_formula(use_bias):
+    query, values = _inputs()
+    layer = BahdanauAttention(4, use_bias=use_bias)
+    context, weights = layer(query, values)
+    U_att, W_att, v_att = (np.asarray(w) for w in (layer.query_kernel, layer.key_kernel, layer.score_vector))
+    bias = np.asarray(layer.bias) if use_bias else None
+    if use_bias:  # a non-zero bias, so that the test can see it
+        layer.bias.assign(RNG.normal(size=(4,)).astype("float32"))
+        bias = np.asarray(layer.bias)
+        context, weights = layer(query, values)
+    expected_context, expected_weights = numpy_attention(query, values, U_att, W_att, v_att, bias=bias)
+    np.testing.assert_allclose(weights, expected_weights, atol=1e-5)
+    np.testing.assert_allclose(context, expected_context, atol=1e-5)
+
+
+def test_weights_sum_to_one_and_many_queries_match_single_queries():
+    query, values = _inputs()
+    layer = BahdanauAttention(8)
+    _, weights = layer(query, values)
+    np.testing.assert_allclose(np.sum(weights, axis=-1), 1.0, atol=1e-6)
+    block = np.stack([query, query[::-1]], axis=1)  # (batch, 2, query_dim)
+    context_block, weights_block = layer(block, values)
+    for q in range(2):
+        context_single, weights_single = layer(block[:, q], values)
+        np.testing.assert_allclose(weights_block[:, q], weights_single, atol=1e-6)
+        np.testing.assert_allclose(context_block[:, q], context_single, atol=1e-6)
+
+
+def test_masked_positions_get_exactly_zero_and_padding_changes_nothing():
+    query, values = _inputs(batch=2, src_len=5)
+    mask = np.array([[True, True, True, False, False], [True, True, True, True, True]])
+    layer = BahdanauAttention(8)
+    context, weights = layer(query, values, mask=mask)
+    weights = np.asarray(weights)
+    assert np.all(weights[0, 3:] == 0.0)
+    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-6)
+    # The same first sentence with three more padding positions of junk values.
+    junk = RNG.normal(size=(2, 3, values.shape[-1])).astype("float32") * 100
+    padded_values = np.concatenate([values, junk], axis=1)
+    padded_mask = np.concatenate([mask, np.zeros((2, 3), bool)], axis=1)
+    padded_context, padded_weights = layer(query, padded_values, mask=padded_mask)
+    np.testing.assert_allclose(padded_context, context, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(padded_weights)[:, :5], weights, atol=1e-6)
+    assert np.all(np.asarray(padded_weights)[:, 5:] == 0.0)
+
+
+def test_all_masked_row_gives_zeros_not_nan():
+    query, values = _inputs(batch=2, src_len=4)
+    mask = np.array([[False] * 4, [True, False, True, False]])
+    context, weights = BahdanauAttention(8)(query, values, mask=mask)
+    assert np.all(np.isfinite(context)) and np.all(np.isfinite(weights))
+    assert np.all(np.asarray(weights)[0] == 0.0) and np.all(np.asarray(context)[0] == 0.0)
+    np.testing.assert_allclose(np.asarray(weights)[1].sum(), 1.0, atol=1e-6)
+
+
+def test_cached_keys_give_the_same_result():
+    query, values = _inputs()
+    layer = BahdanauAttention(8)
+    context, weights = layer(query, values)
+    keys = layer.project_keys(values)
+    assert tuple(keys.shape) == (3, 7, 8)
+    cached_context, cached_weights = layer(query, values, projected_keys=keys)
+    np.testing.assert_allclose(cached_context, context, atol=1e-6)
+    np.testing.assert_allclose(cached_weights, weights, atol=1e-6)
+
+
+def test_self_test_q6_parameter_count():
+    layer = BahdanauAttention(128, use_bias=False)
+    layer(np.zeros((1, 512), "float32"), np.zeros((1, 3, 256), "float32"))
+    assert layer.count_params() == 128 * 512 + 128 * 256 + 128 == 98_432
+    assert tuple(layer.query_kernel.shape) == (512, 128)  # U_att (acts on s_{t-1})
+    assert tuple(layer.key_kernel.shape) == (256, 128)  # W_att (acts on h_j)
+
+
+def test_gradients_reach_U_W_v():
+    import tensorflow as tf
+
+    query, values = _inputs()
+    layer = BahdanauAttention(8)
+    with tf.GradientTape() as tape:
+        context, _ = layer(query, values)
+        loss = tf.reduce_sum(context**2)
+    gradients = dict(zip([w.name for w in layer.trainable_weights], tape.gradient(loss, layer.trainable_weights)))
+    for name in ("U_att", "W_att", "v_att"):
+        assert gradients[name] is not None and np.any(np.asarray(gradients[name]) != 0), name
+
+
+def test_standard_layer_checks():
+    query, values = _inputs(batch=2, src_len=5)
+    mask = np.array([[True, True, True, False, False], [True] * 5])
+
+    def padded_kwargs():
+        junk = np.full((2, 2, values.shape[-1]), 7.0, "float32")
+        return {
+            "query": query,
+            "values": np.concatenate([values, junk], axis=1),
+            "mask": np.concatenate([mask, np.zeros((2, 2), bool)], axis=1),
+        }
+
+    def compare(original, padded):
+        np.testing.assert_allclose(padded[0], original[0], atol=1e-5)
+        np.testing.assert_allclose(padded[1][:, :5], original[1], atol=1e-6)
+
+    run_layer_test(
+        BahdanauAttention,
+        {"units": 4},
+        {"query": query, "values": values, "mask": mask},
+        expected_output_shapes=[(2, 5), (2, 5)],
+        padding_check=(padded_kwargs(), compare),
+    )
+
+
+@pytest.mark.parametrize(
+    "query_shape, values_shape, mask_shape, message",
+    [
+        ((2, 3, 4, 5), (2, 5, 4), None, "query.shape"),
+        ((2, 4), (2, 5), None, "values.shape"),
+        ((3, 4), (2, 5, 4), None, "query.shape"),
+        ((2, 4), (2, 5, 4), (2, 6), "mask.shape"),
+        ((2, 4), (2, 5, 4), (2, 5, 1), "mask.shape"),
+    ],
+)
+def test_bad_input_raises_value_error_saying_what_was_received(query_shape, values_shape, mask_shape, message):
+    layer = BahdanauAttention(4)
+    kwargs = {} if mask_shape is None else {"mask": np.ones(mask_shape, bool)}
+    with pytest.raises(ValueError, match=f"Received: .*{message.replace('.', '[.]')}"):
+        layer(np.zeros(query_shape, "float32"), np.zeros(values_shape, "float32"), **kwargs)
+
+
+def test_units_must_be_positive():
+    with pytest.raises(ValueError, match="Received: units=0"):
+        BahdanauAttention(0)

@@ -1,0 +1,81 @@
+"""The reversal data, task wiring and the `course-lib reversal` command."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from course_lib.data import reversal
+from course_lib.metrics.sequence import alignment_share, exact_match
+from course_lib.tasks.reversal import ReversalConfig, format_attention
+
+
+def test_examples_reverse_and_frame_with_go_and_stop():
+    source, target_in, target_out = reversal.make_examples(np.array([[7, 3, 2, 7, 7, 1]]))
+    assert reversal.decode_ids(source[0]) == [7, 3, 2, 7, 7, 1]
+    assert target_in[0, 0] == reversal.GO and reversal.decode_ids(target_in[0]) == [1, 7, 7, 2, 3, 7]
+    assert target_out[0, -1] == reversal.STOP and reversal.decode_ids(target_out[0]) == [1, 7, 7, 2, 3, 7]
+
+
+def test_training_batches_have_one_length_each_within_range_and_are_seeded():
+    batches = list(reversal.training_batches(40, batch_size=8, seed=5))
+    lengths = {b[0]["source"].shape[1] for b in batches}
+    assert lengths <= set(range(5, 11)) and len(lengths) > 3
+    again = list(reversal.training_batches(40, batch_size=8, seed=5))
+    np.testing.assert_array_equal(batches[7][0]["source"], again[7][0]["source"])
+    with pytest.raises(ValueError, match="min_length=6, max_length=5"):
+        next(reversal.training_batches(1, min_length=6, max_length=5))
+    with pytest.raises(ValueError, match="Received"):
+        reversal.encode_digits([3, 12])
+
+
+def test_exact_match_and_alignment_share_count_the_right_things():
+    target = np.array([[5, 6, 2, 0], [7, 8, 2, 0]])
+    predicted = np.array([[5, 6, 2, 9], [7, 9, 2, 0]])  # tokens after <stop> do not count
+    assert exact_match(predicted, target, stop_id=2) == 0.5
+    alignments = np.zeros((1, 3, 3))
+    alignments[0, [0, 1, 2], [2, 1, 1]] = 1.0
+    assert alignment_share(alignments, np.array([[2, 1, 0]])) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="Received"):
+        alignment_share(alignments[0], np.array([[2, 1, 0]]))
+
+
+def test_profiles_pick_the_budget(monkeypatch):
+    monkeypatch.setenv("COURSE_PROFILE", "full")
+    assert ReversalConfig.for_profile().steps == 2500
+    monkeypatch.setenv("COURSE_PROFILE", "fast")
+    assert ReversalConfig.for_profile().steps < 2500
+    monkeypatch.setenv("COURSE_PROFILE", "turbo")
+    with pytest.raises(ValueError, match="turbo"):
+        ReversalConfig.for_profile()
+
+
+def test_attention_text_has_a_row_per_output_step():
+    text = format_attention([1, 2], [2, 1], np.array([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]]))
+    assert len(text.splitlines()) == 4 and "<stop>" in text
+
+
+def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path):
+    metrics_path = tmp_path / "m.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "course_lib", "reversal", "--steps", "100", "--out", str(tmp_path / "run"),
+         "--metrics-json", str(metrics_path)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    metrics = json.loads(metrics_path.read_text())
+    assert set(metrics["exact_match"]) >= {"5", "7", "10"}
+    assert all(0.0 <= v <= 1.0 for v in metrics["exact_match"].values())
+    assert 0.0 <= metrics["alignment"] <= 1.0 and metrics["train_seconds"] > 0
+    assert (tmp_path / "run" / "reversal_attention.png").stat().st_size > 1000
+    assert (tmp_path / "run" / "reversal.keras").exists()
+    assert "Exact match by input length" in completed.stdout and "<stop>" in completed.stdout
+
+
+def test_cli_rejects_bad_arguments():
+    completed = subprocess.run(
+        [sys.executable, "-m", "course_lib", "reversal", "--steps", "-3"], capture_output=True, text=True, timeout=300
+    )
+    assert completed.returncode == 2 and "positive integer" in completed.stderr

@@ -1,0 +1,234 @@
+"""Encoders, decoders and the Seq2Seq model: shapes, masking, saving, decoding."""
+
+import os
+import tempfile
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.decoders import AttentionGRUDecoder, PlainGRUDecoder
+from course_lib.decoding import greedy_decode
+from course_lib.encoders import GRUEncoder
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+from course_lib.models import Seq2Seq
+from tests.layer_testing import run_layer_test
+
+RNG = np.random.default_rng(1)
+
+
+def _tokens(batch, length, vocab=12, pad_from=None):
+    tokens = RNG.integers(4, vocab, size=(batch, length)).astype("int32")
+    if pad_from is not None:
+        for row, start in enumerate(pad_from):
+            tokens[row, start:] = 0
+    return tokens
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_gru_encoder_layer_checks_and_padding(bidirectional):
+    source = _tokens(3, 6, pad_from=[4, 6, 2])
+    padded = np.concatenate([source, np.zeros((3, 3), "int32")], axis=1)
+
+    def compare(original, with_padding):
+        np.testing.assert_allclose(with_padding[0][:, :6], original[0], atol=1e-5)  # h_j
+        np.testing.assert_allclose(with_padding[1], original[1], atol=1e-5)  # s_0
+
+    directions = 2 if bidirectional else 1
+    run_layer_test(
+        GRUEncoder,
+        {"vocab_size": 12, "embedding_dim": 5, "units": 8, "bidirectional": bidirectional},
+        {"source": source},
+        expected_output_shapes=[(3, 6, 8 * directions), (3, 8), (3, 6)],
+        padding_check=({"source": padded}, compare),
+    )
+
+
+def test_bidirectional_bridge_is_tanh_of_both_final_states():
+    encoder = GRUEncoder(12, 5, 8, bidirectional=True, decoder_units=6)
+    outputs, state, _ = encoder(_tokens(2, 4))
+    assert tuple(state.shape) == (2, 6)
+    assert np.all(np.abs(np.asarray(state)) <= 1.0)
+    kernel = encoder.bridge.kernel
+    assert tuple(kernel.shape) == (16, 6)  # W_bridge acts on [h_fwd; h_bwd]
+
+
+def _decoder_inputs(batch=2, tgt_len=4, src_len=5, value_dim=8, units=8):
+    return {
+        "target_inputs": _tokens(batch, tgt_len, vocab=10),
+        "encoder_outputs": RNG.normal(size=(batch, src_len, value_dim)).astype("float32"),
+        "initial_state": RNG.normal(size=(batch, units)).astype("float32"),
+        "source_mask": np.array([[True] * 3 + [False] * (src_len - 3), [True] * src_len]),
+    }
+
+
+@pytest.mark.parametrize("deep_output", [False, True])
+def test_attention_decoder_layer_checks(deep_output):
+    inputs = _decoder_inputs()
+    padded = dict(inputs)
+    padded["encoder_outputs"] = np.concatenate([inputs["encoder_outputs"], np.full((2, 2, 8), 9.0, "float32")], axis=1)
+    padded["source_mask"] = np.concatenate([inputs["source_mask"], np.zeros((2, 2), bool)], axis=1)
+
+    def compare(original, with_padding):
+        np.testing.assert_allclose(with_padding[0], original[0], atol=1e-5)
+        np.testing.assert_allclose(with_padding[1][:, :, :5], original[1], atol=1e-6)
+        assert np.all(with_padding[1][:, :, 5:] == 0)
+
+    layer = run_layer_test(
+        AttentionGRUDecoder,
+        {"vocab_size": 10, "embedding_dim": 6, "units": 8, "attention_units": 7, "deep_output": deep_output},
+        inputs,
+        expected_output_shapes=[(2, 4, 10), (2, 4, 5)],
+        padding_check=(padded, compare),
+    )
+    _, alignments = layer(**inputs)
+    alignments = np.asarray(alignments)
+    np.testing.assert_allclose(alignments.sum(-1), 1.0, atol=1e-5)
+    assert np.all(alignments[0, :, 3:] == 0.0)
+
+
+def test_teacher_forced_call_equals_stepping_by_hand():
+    inputs = _decoder_inputs()
+    decoder = AttentionGRUDecoder(10, 6, 8, deep_output=True)
+    logits, alignments = decoder(**inputs)
+    memory = decoder.prepare_memory(inputs["encoder_outputs"], inputs["initial_state"], inputs["source_mask"])
+    state = decoder.start_state(inputs["initial_state"])
+    for t in range(inputs["target_inputs"].shape[1]):
+        step_logits, state, weights = decoder.step(inputs["target_inputs"][:, t], state, memory)
+        np.testing.assert_allclose(step_logits, np.asarray(logits)[:, t], atol=1e-5)
+        np.testing.assert_allclose(weights, np.asarray(alignments)[:, t], atol=1e-6)
+
+
+def test_teacher_forcing_ratio_below_one_feeds_predictions_in_training_only():
+    inputs = _decoder_inputs(tgt_len=6)
+    decoder = AttentionGRUDecoder(10, 6, 8, teacher_forcing_ratio=0.0, seed=3)
+    forced, _ = decoder(**inputs, training=False)
+    sampled, _ = decoder(**inputs, training=True)
+    np.testing.assert_allclose(np.asarray(sampled)[:, 0], np.asarray(forced)[:, 0], atol=1e-5)  # <GO> first
+    assert not np.allclose(np.asarray(sampled)[:, 1:], np.asarray(forced)[:, 1:])
+    with pytest.raises(ValueError, match="teacher_forcing_ratio=1.5"):
+        AttentionGRUDecoder(10, 6, 8, teacher_forcing_ratio=1.5)
+
+
+@pytest.mark.parametrize("option", [1, 2])
+def test_plain_decoder_layer_checks(option):
+    inputs = _decoder_inputs()
+    inputs.pop("source_mask")
+    run_layer_test(
+        PlainGRUDecoder,
+        {"vocab_size": 10, "embedding_dim": 6, "units": 8, "option": option},
+        inputs,
+        expected_output_shapes=[(2, 4, 10), (2, 4, 5)],
+    )
+
+
+def test_plain_option_1_depends_on_s0_only_through_the_start_and_option_2_at_every_step():
+    inputs = _decoder_inputs()
+    for option in (1, 2):
+        decoder = PlainGRUDecoder(10, 6, 8, option=option)
+        logits, _ = decoder(inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"])
+        other, _ = decoder(inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"] * 0 + 0.5)
+        assert not np.allclose(logits, other)  # both options are conditioned on the encoding
+    assert tuple(PlainGRUDecoder(10, 6, 8, option=2).gru.cell.kernel.shape if False else (1,)) == (1,)
+    with pytest.raises(ValueError, match="option=3"):
+        PlainGRUDecoder(10, 6, 8, option=3)
+
+
+def _reversal_batch(batch=16, length=5):
+    source = RNG.integers(4, 14, size=(batch, length)).astype("int32")
+    target_in = np.concatenate([np.ones((batch, 1), "int32"), source[:, ::-1]], axis=1)
+    target_out = np.concatenate([source[:, ::-1], np.full((batch, 1), 2, "int32")], axis=1)
+    return source, target_in, target_out
+
+
+@pytest.mark.parametrize("kwargs", [{"attention": True}, {"attention": True, "bidirectional": True, "deep_output": True},
+                                    {"attention": False, "option": 1}, {"attention": False, "option": 2}])
+def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
+    source, target_in, target_out = _reversal_batch()
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6, **kwargs)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    history = model.fit({"source": source, "target_in": target_in}, target_out, epochs=3, batch_size=8, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    loss, accuracy = model.evaluate({"source": source, "target_in": target_in}, target_out, verbose=0)
+    assert np.isfinite(loss) and 0.0 <= accuracy <= 1.0
+    decoded = model.predict(source, verbose=0)
+    assert decoded.shape == (16, 6)
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "model.keras")
+        model.save(path)
+        reloaded = keras.models.load_model(path)
+    inputs = {"source": source, "target_in": target_in}
+    np.testing.assert_allclose(reloaded(inputs), model(inputs), atol=1e-6)
+    np.testing.assert_array_equal(reloaded.generate(source)["tokens"], model.generate(source)["tokens"])
+
+
+def test_greedy_decoding_feeds_back_its_argmax_and_stops():
+    source, target_in, _ = _reversal_batch(batch=4)
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16)
+    decoded = model.generate(source, max_length=7)
+    tokens, alignments = decoded["tokens"], decoded["alignments"]
+    assert tokens.shape == (4, 7) and alignments.shape == (4, 7, 5)
+    # Teacher-force the model on its own greedy output: the argmax must reproduce it.
+    fed = np.concatenate([np.ones((4, 1), "int32"), tokens[:, :-1]], axis=1)
+    logits, weights = model.forward(source, np.where(fed == 0, 2, fed).astype("int32"))
+    argmax = np.asarray(logits).argmax(-1)
+    for row in range(4):
+        stop = np.where(tokens[row] == 2)[0]
+        end = stop[0] + 1 if len(stop) else 7
+        np.testing.assert_array_equal(argmax[row, :end], tokens[row, :end])
+        np.testing.assert_allclose(np.asarray(weights)[row, :end], alignments[row, :end], atol=1e-5)
+        assert np.all(tokens[row, end:] == 0) and np.all(alignments[row, end:] == 0)
+
+
+def test_one_compiled_decoder_serves_every_length():
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16)
+    for length in (3, 5, 8):
+        model.generate(_reversal_batch(batch=2, length=length)[0], max_length=length + 1)
+    assert len(model.greedy_function().concrete_functions if hasattr(model.greedy_function(), "concrete_functions") else model.greedy_function()._list_all_concrete_functions()) == 1
+
+
+def test_loss_and_accuracy_ignore_padding_and_normalise_by_real_tokens():
+    y_true = np.array([[5, 6, 2, 0, 0], [7, 2, 0, 0, 0]])
+    logits = RNG.normal(size=(2, 5, 9)).astype("float32")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    real = y_true != 0
+    expected = -np.sum(np.take_along_axis(log_probs, y_true[..., None], -1)[..., 0] * real) / real.sum()
+    np.testing.assert_allclose(float(MaskedTokenLoss()(y_true, logits)), expected, rtol=1e-5)
+    changed = logits.copy()
+    changed[:, 3:] = 100.0  # whatever sits at padded positions cannot matter
+    np.testing.assert_allclose(float(MaskedTokenLoss()(y_true, changed)), expected, rtol=1e-5)
+    metric = MaskedTokenAccuracy()
+    predictions = np.zeros((2, 5, 9), "float32")
+    for (row, col), token in np.ndenumerate(y_true):
+        predictions[row, col, token if (row, col) != (0, 0) else 8] = 1.0
+    metric.update_state(y_true, predictions)
+    assert float(metric.result()) == pytest.approx(4 / 5)
+
+
+def test_bad_inputs_raise_value_errors():
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16)
+    source, target_in, _ = _reversal_batch(batch=3)
+    with pytest.raises(ValueError, match="Received: source.dtype"):
+        model({"source": source.astype("float32"), "target_in": target_in})
+    with pytest.raises(ValueError, match="Received: source.shape"):
+        model({"source": source[0], "target_in": target_in})
+    with pytest.raises(ValueError, match="same batch size"):
+        model({"source": source, "target_in": target_in[:2]})
+    with pytest.raises(ValueError, match="Received: keys"):
+        model({"src": source, "target_in": target_in})
+    with pytest.raises(ValueError, match="Received: source.shape"):
+        model.generate(source.astype("float32"))
+    with pytest.raises(ValueError, match="max_length"):
+        model.generate(source, max_length=0)
+
+
+def test_greedy_decode_function_directly():
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16)
+    source = _reversal_batch(batch=2)[0]
+    outputs, state, mask = model.encode(source)
+    memory = model.decoder.prepare_memory(outputs, state, mask)
+    tokens, alignments, scores = greedy_decode(model.decoder, memory, state, 1, 2, 4)
+    assert tuple(tokens.shape) == (2, 4) and tuple(alignments.shape) == (2, 4, 5)
+    assert np.all(np.asarray(scores) <= 0)
+    with pytest.raises(ValueError, match="max_length=0"):
+        greedy_decode(model.decoder, memory, state, 1, 2, 0)
