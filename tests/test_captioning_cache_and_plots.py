@@ -1,0 +1,75 @@
+"""Feature cache (frozen backbones) and the captioning pictures."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from course_lib.data.feature_cache import cached_features  # noqa: E402
+from course_lib.plots.captioning import (  # noqa: E402
+    attention_overlay_grid, training_curves, upsample_attention, white_region,
+)
+
+
+def test_features_are_computed_once_then_read_from_disk(tmp_path, capsys):
+    calls = []
+
+    def compute(start, stop):
+        calls.append((start, stop))
+        rows = np.arange(start, stop, dtype="float32")
+        return {"locations": np.repeat(rows[:, None, None], 4, axis=1) * np.ones((1, 4, 3)), "vector": rows[:, None]}
+
+    first = cached_features(tmp_path, "toy", ["weights-a", 224], 10, compute, batch_size=4)
+    assert calls == [(0, 4), (4, 8), (8, 10)]
+    assert first["locations"].shape == (10, 4, 3) and first["vector"][7, 0] == 7.0
+    again = cached_features(tmp_path, "toy", ["weights-a", 224], 10, compute, batch_size=4)
+    assert len(calls) == 3, "a cache hit must not recompute"
+    np.testing.assert_array_equal(first["vector"], again["vector"])
+    assert "Read cached toy features" in capsys.readouterr().out
+    cached_features(tmp_path, "toy", ["weights-b", 224], 10, compute, batch_size=4)
+    assert len(calls) == 6, "other weights, other features"
+    files = sorted(tmp_path.glob("toy-*.npz"))
+    assert len(files) == 2
+    files[0].write_bytes(b"truncated")  # a broken cache file is recomputed, not trusted
+    cached_features(tmp_path, "toy", ["weights-a", 224], 10, compute, batch_size=4)
+    cached_features(tmp_path, "toy", ["weights-b", 224], 10, compute, batch_size=4)
+    assert len(calls) == 9
+
+
+def test_cache_rejects_wrong_row_counts(tmp_path):
+    with pytest.raises(ValueError, match="expected 2"):
+        cached_features(tmp_path, "bad", [], 4, lambda a, b: {"vector": np.zeros((1, 3))}, batch_size=2)
+    with pytest.raises(ValueError, match="count"):
+        cached_features(tmp_path, "bad", [], 0, lambda a, b: {})
+
+
+def test_upsampled_map_is_brightest_over_the_attended_cell():
+    weights = np.zeros(36, "float32")
+    weights[2 * 6 + 4] = 1.0  # row 2, column 4 of a 6 x 6 grid
+    upsampled = upsample_attention(weights, (6, 6), (48, 48))
+    assert upsampled.shape == (48, 48) and upsampled.max() <= 1.0
+    row, col = np.unravel_index(upsampled.argmax(), upsampled.shape)
+    assert 16 <= row < 24 and 32 <= col < 40
+    image = np.zeros((48, 48, 3), np.uint8)
+    white = white_region(image, upsampled)
+    assert white[20, 36].min() > 150 and white[2, 2].max() == 0
+    with pytest.raises(ValueError, match="36 weights"):
+        upsample_attention(np.zeros(35), (6, 6), (48, 48))
+
+
+def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
+    image = np.random.default_rng(0).integers(0, 255, (48, 48, 3), dtype=np.uint8)
+    weights = np.random.default_rng(1).dirichlet(np.ones(36), size=4)
+    figure = attention_overlay_grid(image, ["a", "red", "circle", "<stop>"], weights, (6, 6), columns=3)
+    titled = [axis.get_title() for axis in figure.axes if axis.images]
+    assert titled == ["image", "a", "red", "circle", "<stop>"]
+    plt.close(figure)
+    with pytest.raises(ValueError, match="one row of weights per word"):
+        attention_overlay_grid(image, ["a", "b", "c", "d", "e"], weights, (6, 6))
+    curves = training_curves({"attention": {"loss": [2.0, 1.0], "val_loss": [2.1, 1.2],
+                                            "token_accuracy": [0.3, 0.6]}})
+    assert len(curves.axes[0].lines) == 2 and len(curves.axes[1].lines) == 1
+    plt.close(curves)

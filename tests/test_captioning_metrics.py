@@ -1,0 +1,84 @@
+"""Captioning metrics: BLEU over all references, exact match, attention on objects."""
+
+import numpy as np
+import pytest
+
+from course_lib.data.shapes import COLOUR_NAMES, SHAPES, generate_shapes, object_location_masks
+from course_lib.metrics.captioning import (
+    attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match, object_words,
+)
+
+
+def test_bleu_uses_every_reference():
+    hypotheses = ["a dog runs on the grass", "two men sit in a boat"]
+    one = [["a cat sleeps on a sofa"], ["two men fish from a small boat"]]
+    five = [["a cat sleeps on a sofa", "a dog runs on the grass"], ["two men fish from a small boat"]]
+    low, high = caption_bleu(hypotheses, one), caption_bleu(hypotheses, five)
+    assert set(high) == {"bleu1", "bleu2", "bleu3", "bleu4"}
+    assert high["bleu4"] > low["bleu4"] and high["bleu1"] > low["bleu1"]
+    assert high["bleu1"] >= high["bleu2"] >= high["bleu3"] >= high["bleu4"]
+    perfect = caption_bleu(["a red circle above a blue square"], [["a red circle above a blue square"]])
+    assert perfect == pytest.approx({f"bleu{n}": 100.0 for n in range(1, 5)})
+
+
+def test_exact_match_and_distinct_rate():
+    assert exact_caption_match(["a red circle", "a blue square"], ["a red  circle", "a blue circle"]) == 0.5
+    assert distinct_caption_rate(["a dog", "a dog", "a cat", "A  dog"]) == 0.5
+    with pytest.raises(ValueError):
+        exact_caption_match(["a"], [])
+
+
+def test_object_words_pair_colours_with_shapes():
+    words = "a red circle left of a blue square above a triangle".split()
+    assert object_words(words, COLOUR_NAMES, SHAPES) == [
+        (1, "red", "circle"), (2, "red", "circle"), (6, "blue", "square"), (7, "blue", "square"),
+        (10, None, "triangle"),
+    ]
+
+
+def _one_image():
+    data = generate_shapes(60, seed=5)
+    n = next(i for i in range(len(data)) if (data.shapes[i] >= 0).sum() == 2)
+    return data.subset([n])
+
+
+def test_attention_on_the_right_object_scores_one_and_elsewhere_zero():
+    data = _one_image()
+    masks = object_location_masks(data.boxes, 48, 6, 6)  # (1, 3, 36)
+    words = data.captions[0].split()  # "a C1 S1 <rel> a C2 S2"
+    named = object_words(words, COLOUR_NAMES, SHAPES)
+    good = np.zeros((1, len(words), 36), "float32")
+    bad = np.zeros_like(good)
+    empty = ~(masks[0, 0] | masks[0, 1])
+    for position, _, _ in named:
+        obj = 0 if position < words.index("a", 1) else 1
+        good[0, position, np.flatnonzero(masks[0, obj])[0]] = 1.0
+        bad[0, position, np.flatnonzero(empty)[0]] = 1.0
+    args = (data.colours, data.shapes, masks, COLOUR_NAMES, SHAPES)
+    right = attention_on_object(data.captions, good, *args)
+    assert right["rate"] == 1.0 and right["words"] == 4 and right["colour_rate"] == 1.0
+    assert attention_on_object(data.captions, bad, *args)["rate"] == 0.0
+    # Looking at the other object when naming the first is a miss unless both look alike.
+    swapped = good[:, :, :].copy()
+    swapped[0, [1, 2]] = good[0, [5, 6]]
+    same_kind = (data.colours[0, 0], data.shapes[0, 0]) == (data.colours[0, 1], data.shapes[0, 1])
+    rate = attention_on_object(data.captions, swapped, *args)["rate"]
+    assert rate == (1.0 if same_kind else 0.5)
+
+
+def test_a_named_object_absent_from_the_image_is_a_miss():
+    data = _one_image()
+    masks = object_location_masks(data.boxes, 48, 6, 6)
+    colour = next(c for c in COLOUR_NAMES if COLOUR_NAMES.index(c) not in data.colours[0])
+    caption = [f"a {colour} circle"]
+    weights = np.tile(masks[0].any(axis=0)[None, None].astype("float32"), (1, 3, 1))
+    result = attention_on_object(caption, weights, data.colours, data.shapes, masks, COLOUR_NAMES, SHAPES)
+    assert result["words"] == 2 and result["hits"] == 0
+
+
+def test_shape_mismatch_raises():
+    data = _one_image()
+    masks = object_location_masks(data.boxes, 48, 6, 6)
+    with pytest.raises(ValueError, match="same locations"):
+        attention_on_object(data.captions, np.zeros((1, 7, 49)), data.colours, data.shapes, masks,
+                            COLOUR_NAMES, SHAPES)
