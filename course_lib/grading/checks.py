@@ -242,3 +242,82 @@ def check_answer_type(value, kind, name):
     if not ok:
         _fail(f"{name} should be a {kind}. Received: {value!r}")
     print(f"\u2713 {name} has the right form")
+
+
+# -- A2: the attentional decoder ------------------------------------------------------
+
+
+def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
+    import keras
+
+    from course_lib.decoders import AttentionGRUDecoder
+
+    keras.utils.set_random_seed(seed)
+    decoder = AttentionGRUDecoder(vocab, 4, 8, attention_units=5)
+    rng = _rng(seed)
+    values = keras.ops.convert_to_tensor(rng.normal(size=(batch, src_len, value_dim)), dtype="float32")
+    mask = np.arange(src_len)[None, :] < np.array([[src_len], [2], [3]])[:batch]
+    decoder.build((batch, 1), values.shape)
+    memory = decoder.prepare_memory(values, None, keras.ops.convert_to_tensor(mask))
+    state = keras.ops.convert_to_tensor(rng.normal(size=(batch, 8)), dtype="float32")
+    return decoder, memory, state, mask
+
+
+def check_teacher_forcing_inputs(teacher_forcing_inputs):
+    from course_lib.data import reversal
+
+    source, target_in, target_out = reversal.make_examples(np.array([[1, 2, 3], [4, 5, 6]]))
+    result = np.asarray(teacher_forcing_inputs(target_out, reversal.GO))
+    check_shape(result, target_in.shape, "teacher_forcing_inputs(target_out)")
+    if not np.all(result[:, 0] == reversal.GO):
+        _fail("every decoder input starts with <GO>.")
+    if np.any(result == reversal.STOP):
+        _fail("<stop> is only ever an output: drop the last target token from the inputs.")
+    if not np.array_equal(result, target_in):
+        _fail("input t + 1 must be target token t (the target shifted right by one).")
+    _passed("teacher_forcing_inputs")
+
+
+def check_attention_decoder_step(attention_decoder_step):
+    import keras
+
+    decoder, memory, state, mask = _a2_decoder()
+    tokens = keras.ops.convert_to_tensor([1, 4, 7], dtype="int32")
+    result = attention_decoder_step(decoder, tokens, state, memory)
+    if not isinstance(result, (tuple, list)) or len(result) != 3:
+        _fail("attention_decoder_step should return (logits, new_state, weights).")
+    logits = check_shape(result[0], (3, 9), "logits")
+    new_state = check_shape(result[1], (3, 8), "new_state")
+    weights = check_weights(result[2], mask=mask, name="attention weights")
+    _, expected_weights = decoder.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
+    if not np.allclose(weights, as_numpy(expected_weights), atol=1e-5):
+        _fail("the weights must come from attending with the previous state s_{t-1} (the `state` argument), "
+              "before the GRU update.")
+    if np.allclose(new_state, as_numpy(state)):
+        _fail("the new state equals the old one: run decoder.cell on [e(y_{t-1}); c_t].")
+    expected_logits = decoder.output_layer(keras.ops.convert_to_tensor(new_state))
+    if not np.allclose(logits, as_numpy(expected_logits), atol=1e-5):
+        _fail("the logits must be decoder.output_layer applied to the new state s_t.")
+    reference_logits, reference_state, _ = decoder.step(tokens, state, memory)
+    if not np.allclose(new_state, as_numpy(reference_state), atol=1e-4):
+        _fail("the new state differs from the course decoder's: feed the GRU cell [e(y_{t-1}); c_t], "
+              "embedding first.")
+    _passed("attention_decoder_step")
+
+
+def check_teacher_forced_decode(teacher_forced_decode):
+    import keras
+
+    decoder, memory, state, mask = _a2_decoder(seed=1)
+    target_inputs = keras.ops.convert_to_tensor([[1, 4, 5, 6], [1, 7, 8, 3], [1, 3, 3, 3]], dtype="int32")
+    result = teacher_forced_decode(decoder, target_inputs, memory, state)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        _fail("teacher_forced_decode should return (logits, alignments).")
+    check_shape(result[0], (3, 4, 9), "logits")
+    alignments = check_shape(result[1], (3, 4, 5), "alignments")
+    check_weights(alignments, mask=mask[:, None, :], name="alignments at every step")
+    reference_logits, reference_alignments = decoder(target_inputs, memory["values"], state, source_mask=memory["mask"])
+    if not np.allclose(as_numpy(result[0]), as_numpy(reference_logits), atol=1e-4):
+        _fail("the logits differ from the course decoder's teacher-forced pass: feed the TRUE previous token "
+              "at every step and carry the state from one step to the next.")
+    _passed("teacher_forced_decode")
