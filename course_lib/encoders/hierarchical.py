@@ -50,8 +50,11 @@ def runnable_mask(mask):
     return ops.logical_or(mask, ops.logical_and(ops.logical_not(has_real), first))
 
 
-def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False):
-    gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, name=name)
+def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, recurrent_dropout=0.0):
+    gru = keras.layers.GRU(
+        units, return_sequences=return_sequences, return_state=return_state,
+        recurrent_dropout=recurrent_dropout, name=name,
+    )
     if bidirectional:
         return keras.layers.Bidirectional(gru, name=f"bi{name}")
     return gru
@@ -170,16 +173,25 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         sentence_units,
         attention_units=None,
         bidirectional=True,
+        sentence_recurrent_dropout=0.0,
         **kwargs,
     ):
         super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
+        if not 0.0 <= sentence_recurrent_dropout < 1.0:
+            raise ValueError(
+                "`sentence_recurrent_dropout` must lie in [0, 1). "
+                f"Received: sentence_recurrent_dropout={sentence_recurrent_dropout}"
+            )
         self.attention_units = attention_units
+        self.sentence_recurrent_dropout = float(sentence_recurrent_dropout)
         directions = self.directions
         self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru")
         self.word_attention = AttentionPooling(
             attention_units or directions * word_units, context_name="u_w", name="word_attention"
         )
-        self.sentence_rnn = _make_gru(sentence_units, self.bidirectional, "sentence_gru")
+        self.sentence_rnn = _make_gru(
+            sentence_units, self.bidirectional, "sentence_gru", recurrent_dropout=self.sentence_recurrent_dropout
+        )
         self.sentence_attention = AttentionPooling(
             attention_units or directions * sentence_units, context_name="u_s", name="sentence_attention"
         )
@@ -240,6 +252,7 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
     def get_config(self):
         config = super().get_config()
         config["attention_units"] = self.attention_units
+        config["sentence_recurrent_dropout"] = self.sentence_recurrent_dropout
         return config
 
 

@@ -106,6 +106,8 @@ class DocumentClassifier(keras.Model):
         attention_units: size of `u_w`/`u_s` (default: twice the GRU size).
         bidirectional: bidirectional GRUs in the hierarchical encoders.
         dropout: dropout rate on the document vector `s` before the softmax.
+        sentence_recurrent_dropout: recurrent dropout of the HAN's sentence GRU
+            (see `HierarchicalAttentionEncoder`).
 
     Call arguments:
         documents: integer ids `(batch, sentences, words)`.
@@ -126,6 +128,7 @@ class DocumentClassifier(keras.Model):
         attention_units=None,
         bidirectional=True,
         dropout=0.0,
+        sentence_recurrent_dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -142,10 +145,12 @@ class DocumentClassifier(keras.Model):
         self.attention_units = attention_units
         self.bidirectional = bidirectional
         self.dropout_rate = dropout
+        self.sentence_recurrent_dropout = sentence_recurrent_dropout
         if encoder == "han":
             self.encoder = HierarchicalAttentionEncoder(
                 vocab_size, embedding_dim, word_units, sentence_units,
-                attention_units=attention_units, bidirectional=bidirectional, name="encoder",
+                attention_units=attention_units, bidirectional=bidirectional,
+                sentence_recurrent_dropout=sentence_recurrent_dropout, name="encoder",
             )
         elif encoder == "plain":
             self.encoder = HierarchicalEncoder(
@@ -157,6 +162,7 @@ class DocumentClassifier(keras.Model):
                 vocab_size, embedding_dim, word_units, attention_units=attention_units, name="encoder"
             )
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self._compiled_explain = None
         # V and b of P(y | document) = softmax(V s + b).
         self.classifier = keras.layers.Dense(num_classes, activation="softmax", name="classifier")
 
@@ -182,18 +188,33 @@ class DocumentClassifier(keras.Model):
         """
         import numpy as np
 
-        documents = ops.convert_to_tensor(np.asarray(documents, dtype="int32"))
-        encoded = self.encode(documents, training=False)
-        result = {
-            "probabilities": np.asarray(self.classifier(encoded["document"])),
-        }
-        if "word_weights" in encoded:
-            result["word_weights"] = np.asarray(encoded["word_weights"])
-        if "sentence_weights" in encoded:
-            result["sentence_weights"] = np.asarray(encoded["sentence_weights"])
-        elif self.encoder_kind == "flat":
+        documents = np.asarray(documents)
+        if documents.ndim != 3 or not np.issubdtype(documents.dtype, np.integer):
+            raise ValueError(
+                "`documents` must be an integer array (batch, sentences, words). "
+                f"Received: documents.shape={documents.shape}, dtype={documents.dtype}"
+            )
+        outputs = self._explain_function()(documents.astype("int32"))
+        result = {key: np.asarray(value) for key, value in outputs.items()}
+        if "sentence_weights" not in result and self.encoder_kind == "flat":
             result["sentence_weights"] = result["word_weights"].sum(axis=-1)
         return result
+
+    def _explain_function(self):
+        """`explain`'s forward pass, compiled once for any batch and block size."""
+        if getattr(self, "_compiled_explain", None) is None:
+            import tensorflow as tf
+
+            def forward(documents):
+                encoded = self.encode(documents, training=False)
+                outputs = {key: value for key, value in encoded.items() if key != "document"}
+                outputs["probabilities"] = self.classifier(encoded["document"])
+                return outputs
+
+            self._compiled_explain = tf.function(
+                forward, input_signature=[tf.TensorSpec((None, None, None), tf.int32)], reduce_retracing=True
+            )
+        return self._compiled_explain
 
     def build(self, input_shape=None):
         """Creates every weight by running one tiny document."""
@@ -220,6 +241,7 @@ class DocumentClassifier(keras.Model):
             "attention_units": self.attention_units,
             "bidirectional": self.bidirectional,
             "dropout": self.dropout_rate,
+            "sentence_recurrent_dropout": self.sentence_recurrent_dropout,
         }
 
 
