@@ -170,12 +170,31 @@ def solution_notebooks(root=REPOSITORY_ROOT):
     return sorted((Path(root) / "solutions").glob("*.ipynb"))
 
 
+def colab_links(paths, root=REPOSITORY_ROOT):
+    """Colab links of the student notebooks, from `course.toml`'s repository and branch."""
+    text = (Path(root) / "course.toml").read_text()
+    repository = re.search(r'^repository\s*=\s*"([^"]+)"', text, re.M)
+    branch = re.search(r'^branch\s*=\s*"([^"]+)"', text, re.M)
+    if not repository or "github.com/" not in repository.group(1):
+        raise ValueError(f"course.toml must name a GitHub repository. Received: {repository and repository.group(1)!r}")
+    owner_and_name = repository.group(1).split("github.com/", 1)[1].removesuffix(".git").strip("/")
+    branch_name = branch.group(1) if branch else "main"
+    return {
+        Path(p).stem: f"https://colab.research.google.com/github/{owner_and_name}/blob/{branch_name}/assignments/{Path(p).name}"
+        for p in paths
+    }
+
+
 def _assign_command(args):
     paths = [Path(p) for p in args.solutions]
     if args.all or not paths:
         paths = solution_notebooks()
     if not paths:
         raise FileNotFoundError("No solution notebooks found (solutions/*.ipynb).")
+    if args.links:
+        for name, link in colab_links(paths).items():
+            print(f"{name}: {link}")
+        return 0
     stale = []
     for path in paths:
         if not path.is_file():
@@ -201,6 +220,7 @@ def register_cli(commands):
     parser.add_argument("solutions", nargs="*", help="solution notebooks (default: all of solutions/)")
     parser.add_argument("--all", action="store_true", help="every notebook in solutions/")
     parser.add_argument("--check", action="store_true", help="only check that assignments/ is up to date")
+    parser.add_argument("--links", action="store_true", help="print the Colab link of each student notebook")
     parser.set_defaults(handler=_assign_command)
 
 
