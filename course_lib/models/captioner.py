@@ -307,8 +307,10 @@ class ImageCaptioner(keras.Model):
         metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def compile_from_config(self, config):
-        return super().compile_from_config(config)
+    def get_compile_config(self):
+        # `compile` only fills in defaults; a loaded model is compiled again
+        # by whoever trains it further, so nothing is stored.
+        return None
 
     def example_inputs(self, batch=1):
         """Zeros of the right shapes (used to build the weights)."""

@@ -422,7 +422,9 @@ def _caption_command(args):
         overlay = Path(args.overlay)
         for index, (name, caption) in enumerate(zip(kept, captions)):
             path = overlay if len(kept) == 1 else overlay.with_name(f"{overlay.stem}_{index}{overlay.suffix}")
-            words = caption.split() + ["<stop>"]
+            words = caption.split()
+            if len(words) < len(alignments[index]):
+                words.append("<stop>")  # the step that chose to stop looked somewhere too
             figure = attention_overlay_grid(images[index], words, alignments[index], model.grid, title=caption)
             figure.savefig(path, dpi=100)
             plt.close(figure)

@@ -1,0 +1,78 @@
+"""The captioning CLI end to end: train, evaluate, caption (tiny runs, offline)."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+from PIL import Image
+
+from course_lib.cli import main
+
+
+def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["train", "captioning", "--decoder", "attention", "--train-size", "200", "--epochs", "1",
+                 "--profile", "fast", "--out", str(out)])
+    assert code == 0
+    assert {p.name for p in out.iterdir()} >= {"model.keras", "vocabulary.json", "run.json"}
+    record = json.loads((out / "run.json").read_text())
+    assert record["settings"]["decoder"] == "attention" and len(record["history"]["loss"]) == 1
+
+    metrics_path = tmp_path / "metrics.json"
+    assert main(["evaluate", "captioning", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    for key in ("bleu1", "bleu2", "bleu3", "bleu4", "exact_match", "attention_on_object"):
+        assert 0.0 <= metrics[key] <= 100.0, key
+    # Evaluation regenerates the same test part: same numbers as at training time.
+    assert metrics["exact_match"] == pytest.approx(record["metrics"]["exact_match"])
+
+    from course_lib.data.shapes import generate_shapes
+
+    image_path = tmp_path / "shape.png"
+    Image.fromarray(generate_shapes(1, seed=9).images[0]).resize((96, 96)).save(image_path)
+    overlay = tmp_path / "overlay.png"
+    capsys.readouterr()
+    assert main(["caption", "--model", str(out), str(image_path), "--overlay", str(overlay)]) == 0
+    printed = capsys.readouterr().out
+    assert "shape.png: " in printed and overlay.is_file() and overlay.stat().st_size > 1000
+    assert main(["caption", "--model", str(out), str(tmp_path / "nope.png")]) == 2  # clear error, no crash
+
+
+def _tiny_flickr(tmp_path):
+    images = tmp_path / "Images"
+    images.mkdir()
+    colours = {"red": (220, 30, 30), "green": (30, 200, 40), "blue": (30, 60, 220)}
+    lines = ["image,caption"]
+    for index in range(18):
+        name, rgb = list(colours.items())[index % 3]
+        file = f"{index:02d}_{name}.jpg"
+        Image.new("RGB", (80 + index, 60), rgb).save(images / file)
+        for k in range(5):
+            lines.append(f"{file},A {name} picture number {k} .")
+    (tmp_path / "captions.txt").write_text("\n".join(lines) + "\n")
+    return images, tmp_path / "captions.txt"
+
+
+def test_flickr_style_folder_with_an_offline_vgg16_falls_back(tmp_path, monkeypatch, capsys):
+    def offline(*args, **kwargs):
+        raise Exception("URL fetch failure: [Errno -2] Name or service not known")
+
+    monkeypatch.setattr(keras.applications, "VGG16", offline)
+    images, captions = _tiny_flickr(tmp_path)
+    out = tmp_path / "flickr_run"
+    with pytest.warns(UserWarning, match="Could not load the ImageNet weights of VGG16"):
+        code = main(["train", "captioning", "--images", str(images), "--captions", str(captions),
+                     "--encoder", "vgg16", "--decoder", "option2", "--epochs", "1", "--profile", "fast",
+                     "--out", str(out)])
+    assert code == 0
+    assert "Falling back to the small CNN" in capsys.readouterr().out
+    settings = json.loads((out / "run.json").read_text())["settings"]
+    assert settings["encoder"] == "small" and settings["requested_encoder"] == "vgg16"
+    metrics_path = tmp_path / "m.json"
+    assert main(["evaluate", "captioning", "--model", str(out), "--images", str(images), "--captions",
+                 str(captions), "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert {"bleu1", "bleu2", "bleu3", "bleu4", "distinct_captions"} <= set(metrics)
+    assert "exact_match" not in metrics
+    assert np.isfinite(metrics["bleu1"])
