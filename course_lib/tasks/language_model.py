@@ -53,6 +53,9 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     per report), `valid_perplexity`, `unigram_perplexity`.
     """
     settings = {**default_settings(), **(settings or {})}
+    for key in ("steps", "batch_size", "units", "embedding_dim"):
+        if int(settings[key]) < 1:
+            raise ValueError(f"`{key}` must be positive. Received: {key}={settings[key]}")
     if train is None or valid is None:
         train, valid = load_corpus(settings, seed=seed)
     keras.utils.set_random_seed(seed)
