@@ -207,6 +207,7 @@ class AttentionExplorer:
         import matplotlib.pyplot as plt
         from IPython.display import display
 
+        _enable_colab_widgets()
         output = widgets.Output()
         readout = widgets.HTML()
         sliders = [
@@ -268,6 +269,16 @@ class AttentionExplorer:
         box.explorer, box.sliders, box.step_picker = self, sliders, step_picker
         box.oracle_button, box.add_button = oracle_button, add_button
         return box
+
+
+def _enable_colab_widgets():
+    """Colab renders ipywidgets 8 only after its custom widget manager is enabled."""
+    try:
+        from google.colab import output as colab_output
+    except ImportError:
+        return False
+    colab_output.enable_custom_widget_manager()
+    return True
 
 
 def widget_front_end_available():
