@@ -76,7 +76,7 @@ def teacher_forcing_pair(target):
     return target_in.astype("int32"), target.astype("int32")
 
 
-def make_batches(source, target, batch_size, bucketed=True, seed=None):
+def make_batches(source, target, batch_size, bucketed=True, seed=None, transform=None):
     """A list of `({"source", "target_in"}, target_out)` NumPy batches for one epoch.
 
     Args:
@@ -86,6 +86,8 @@ def make_batches(source, target, batch_size, bucketed=True, seed=None):
         bucketed: group by length and pad per batch; False pads every batch
             to the longest sequence of the whole set (the slow baseline).
         seed: shuffling seed (None: sorted, unshuffled).
+        transform: optional `f(inputs, target_out, rng) -> (inputs, target_out)`
+            applied to each batch, e.g. token noise for regularisation.
     """
     source, target = np.asarray(source), np.asarray(target)
     if len(source) != len(target) or len(source) == 0:
@@ -107,11 +109,14 @@ def make_batches(source, target, batch_size, bucketed=True, seed=None):
         else:
             batch_source, batch_target = source[rows], target[rows]
         target_in, target_out = teacher_forcing_pair(batch_target)
-        out.append(({"source": batch_source.astype("int32"), "target_in": target_in}, target_out))
+        inputs = {"source": batch_source.astype("int32"), "target_in": target_in}
+        if transform is not None:
+            inputs, target_out = transform(inputs, target_out, rng or np.random.default_rng(0))
+        out.append((inputs, target_out))
     return out
 
 
-def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False):
+def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, transform=None):
     """A `tf.data.Dataset` of batches with variable `(None, None)` shapes.
 
     Each pass (epoch) reshuffles with a new seed derived from `seed`, so
@@ -123,7 +128,7 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False):
         epoch = 0
         while True:
             epoch_seed = None if seed is None else seed + epoch
-            yield from make_batches(source, target, batch_size, bucketed, epoch_seed)
+            yield from make_batches(source, target, batch_size, bucketed, epoch_seed, transform)
             epoch += 1
             if not repeat:
                 return
