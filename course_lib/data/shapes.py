@@ -79,10 +79,18 @@ def describe(objects):
     return " ".join(words)
 
 
+_CENTRES = {}
+
+
+def _pixel_centres(size):
+    if size not in _CENTRES:
+        _CENTRES[size] = np.mgrid[0:size, 0:size] + 0.5
+    return _CENTRES[size]
+
+
 def _draw(canvas, shape, colour, centre_x, centre_y, half):
     """Paints one shape into `canvas` (float `(size, size, 3)`) in place."""
-    size = canvas.shape[0]
-    ys, xs = np.mgrid[0:size, 0:size] + 0.5
+    ys, xs = _pixel_centres(canvas.shape[0])
     if shape == "circle":
         inside = (xs - centre_x) ** 2 + (ys - centre_y) ** 2 <= half**2
     elif shape == "square":

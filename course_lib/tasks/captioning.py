@@ -23,16 +23,20 @@ from course_lib.training.profiles import current_profile
 
 SETTINGS = {
     "shapes": {
-        "fast": {"train": 1500, "valid": 200, "test": 300, "epochs": 6, "batch_size": 64, "units": 96,
-                 "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 3e-3},
+        "fast": {"train": 1500, "valid": 200, "test": 300, "epochs": 5, "batch_size": 64, "units": 96,
+                 "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 3e-3,
+                 "deep_output": True},
         "full": {"train": 6000, "valid": 500, "test": 1000, "epochs": 15, "batch_size": 64, "units": 128,
-                 "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 2e-3},
+                 "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 2e-3,
+                 "deep_output": True},
     },
     "flickr8k": {
         "fast": {"limit": 120, "epochs": 2, "batch_size": 32, "units": 128, "embedding_dim": 64, "image_size": 64,
-                 "cnn_filters": [16, 32, 64], "learning_rate": 2e-3, "max_words": 20, "min_count": 2},
+                 "cnn_filters": [16, 32, 64], "learning_rate": 2e-3, "max_words": 20, "min_count": 2,
+                 "deep_output": True},
         "full": {"limit": None, "epochs": 12, "batch_size": 64, "units": 256, "embedding_dim": 128, "image_size": 64,
-                 "cnn_filters": [32, 64, 128], "learning_rate": 1e-3, "max_words": 20, "min_count": 3},
+                 "cnn_filters": [32, 64, 128], "learning_rate": 1e-3, "max_words": 20, "min_count": 3,
+                 "deep_output": True},
     },
 }
 ENCODER_CHOICES = ("small", "vgg16", "mobilenet")
@@ -180,7 +184,8 @@ def _expand(inputs, image_index):
 
 
 def train_captioning(dataset="shapes", decoder="attention", encoder="small", profile=None, epochs=None,
-                     images=None, captions=None, cache_dir=None, weights="imagenet", seed=0, verbose=2, **overrides):
+                     images=None, captions=None, cache_dir=None, weights="imagenet", seed=0, verbose=2, parts=None,
+                     **overrides):
     """Trains a captioner end to end (teacher forcing, `fit`) and returns a `CaptioningRun`.
 
     Args:
@@ -194,6 +199,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
         cache_dir: where frozen-backbone features are cached.
         weights: the backbone weights ("imagenet", a file, or None for random).
         seed: data and initialisation seed.
+        parts: already loaded shapes parts (`load_shapes_parts(settings)`), to
+            train several models on the same data without generating it again.
         **overrides: any entry of `SETTINGS` (units, batch_size, train, limit...).
     """
     import keras
@@ -211,7 +218,7 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     backbone = resolve_encoder(settings)
 
     if dataset == "shapes":
-        parts = load_shapes_parts(settings)
+        parts = parts if parts is not None else load_shapes_parts(settings)
         train_captions = parts["train"].captions
         vocabulary = CaptionVocabulary.build(train_captions)
         settings["max_length"] = max(len(c.split()) for c in train_captions) + 1
