@@ -461,3 +461,53 @@ def check_class_probabilities(class_probabilities):
     if np.argmax(probabilities[0]) != np.argmax(V @ document[0] + b):
         _fail("the most probable class must be the one with the largest V s + b.")
     _passed("class_probabilities")
+
+
+# -- A4: attention over image locations ------------------------------------------------
+
+
+def check_feature_map_to_locations(feature_map_to_locations):
+    feature_map = np.arange(2 * 3 * 4 * 5, dtype=float).reshape(2, 3, 4, 5)
+    locations = check_shape(feature_map_to_locations(feature_map), (2, 12, 5), "locations of a (2, 3, 4, 5) map")
+    if not np.array_equal(locations[1, 1 * 4 + 2], feature_map[1, 1, 2]):
+        _fail("location j = row * width + col must hold the feature vector of that cell (row-major order).")
+    _passed("feature_map_to_locations")
+
+
+def check_attention_over_locations(attention_over_locations):
+    rng = _rng(10)
+    state = rng.normal(size=(2, 6))
+    locations = rng.normal(size=(2, 9, 4))
+    U_att, W_att, v_att = rng.normal(size=(5, 6)) / 2, rng.normal(size=(5, 4)) / 2, rng.normal(size=5)
+    result = attention_over_locations(state, locations, U_att, W_att, v_att)
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        _fail("attention_over_locations should return (context, weights).")
+    context = check_shape(result[0], (2, 4), "context")
+    weights = check_weights(result[1], name="weights over the 9 locations")
+    check_close(context, np.einsum("bl,blc->bc", weights, locations), "context",
+                hint="c_t is the weighted sum of the location vectors a_j.")
+    _, zero_weights = attention_over_locations(state, locations, U_att, W_att, np.zeros(5))
+    check_close(zero_weights, np.full((2, 9), 1 / 9), "weights with v_att = 0",
+                hint="with v_att = 0 every score is 0 and every location gets 1/9.")
+    _, moved = attention_over_locations(state + 3.0, locations, U_att, W_att, v_att)
+    if np.allclose(as_numpy(moved), weights):
+        _fail("the weights do not depend on the decoder state: use U_att s_{t-1}.")
+    _passed("attention_over_locations")
+
+
+def check_weights_to_map(weights_to_map):
+    weights = np.zeros((1, 6))
+    weights[0, 4] = 1.0
+    grid = check_shape(weights_to_map(weights, 2, 3), (1, 2, 3), "weights_to_map(weights, 2, 3)")
+    if grid[0, 1, 1] != 1.0:
+        _fail("location 4 of a 2 x 3 grid is row 1, column 1 (j = row * width + col).")
+    _passed("weights_to_map")
+
+
+def check_attended_cell(attended_cell):
+    weights = np.full(12, 0.05)
+    weights[7] = 0.45
+    cell = attended_cell(weights, 3, 4)
+    if tuple(int(v) for v in cell) != (1, 3):
+        _fail(f"location 7 of a 3 x 4 grid is (row 1, column 3). Received: {cell}")
+    _passed("attended_cell")
