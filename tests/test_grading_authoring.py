@@ -110,3 +110,19 @@ def test_no_solution_code_reaches_the_student_notebook(solution):
     assert "BEGIN SOLUTION" not in student_text and "END SOLUTION" not in student_text
     assert all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
     assert student_text.count("NotImplementedError") >= solution_marked
+
+
+def test_command_line_assign_check_links_and_grade(tmp_path, capsys):
+    from course_lib.cli import main
+
+    assert main(["assign", "--check"]) == 0
+    assert main(["assign", "--links"]) == 0
+    links = capsys.readouterr().out
+    assert "https://colab.research.google.com/github/" in links and "/assignments/A1_bahdanau_attention.ipynb" in links
+    junk = tmp_path / "junk.ipynb"
+    junk.write_text("not json")
+    out = tmp_path / "grades.csv"
+    assert main(["grade", "A1", str(junk), "--out", str(out), "--feedback", str(tmp_path / "feedback")]) == 0
+    assert "not graded: not a Jupyter notebook" in out.read_text()
+    assert main(["grade", "A9", str(junk)]) == 2
+    assert "No hidden tests for assignment 'A9'" in capsys.readouterr().err
