@@ -27,11 +27,13 @@ def main(argv=None):
     parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
     parser.add_argument("--no-attention", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--out", default="runs/translation")
     args = parser.parse_args(argv)
 
-    config = task.TranslationConfig.for_profile(direction=args.direction, epochs=args.epochs)
+    config = task.TranslationConfig.for_profile(
+        direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate)
     config.attention = not args.no_attention
     name = args.direction + ("-plain" if args.no_attention else "")
     out_dir = Path(args.out) / name

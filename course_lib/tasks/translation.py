@@ -65,7 +65,8 @@ class TranslationConfig:
             embedding_dim=pick(fast=32, full=64, profile=profile),
             units=pick(fast=64, full=128, profile=profile),
             attention_units=pick(fast=64, full=128, profile=profile),
-            epochs=pick(fast=3, full=6, profile=profile),
+            epochs=pick(fast=4, full=6, profile=profile),
+            learning_rate=pick(fast=5e-3, full=3e-3, profile=profile),
             max_train=pick(fast=3000, full=None, profile=profile),
         )
         for key, value in overrides.items():
@@ -360,8 +361,37 @@ def alignment_agreement(translator, pairs):
     return attention_agreement(weights, gold)
 
 
+def agreement_by_word(translator, pairs):
+    """Where attention agrees with the gold alignment, word by word.
+
+    Returns:
+        `{target word: {"agree": hits, "count": n, "attended_instead": Counter}}`,
+        the counter naming the source words the arg-max fell on when it missed.
+    """
+    from collections import Counter
+
+    weights = translator.teacher_forced_alignments(pairs)  # (batch, tgt_len, src_len)
+    report = defaultdict(lambda: {"agree": 0, "count": 0, "attended_instead": Counter()})
+    for example, pair in enumerate(pairs):
+        source, target = (text.split() for text in pair.source_target(translator.direction))
+        for step, links in enumerate(pair.gold_links(translator.direction)):
+            position = int(weights[example, step, : len(source)].argmax())
+            entry = report[target[step]]
+            entry["count"] += 1
+            if position in links:
+                entry["agree"] += 1
+            else:
+                entry["attended_instead"][source[position]] += 1
+    return dict(report)
+
+
 def bleu_by_length(translator, pairs, beam_width=1):
-    """`{source length in words: BLEU}` over the test pairs."""
+    """`{source length in words: BLEU}` over the test pairs.
+
+    A group whose shortest reference has fewer than 4 words is scored with
+    BLEU-n for n = that length (BLEU-4 of 3-word sentences is undefined: they
+    hold no 4-grams).
+    """
     from course_lib.metrics.bleu import corpus_bleu
 
     sources, references = references_by_source(pairs, translator.direction)
@@ -371,7 +401,12 @@ def bleu_by_length(translator, pairs, beam_width=1):
     for hypothesis, refs, length in zip(hypotheses, references, lengths):
         by_length[length][0].append(hypothesis)
         by_length[length][1].append(_normalised(translator.target_vocab, refs))
-    return {length: corpus_bleu(*by_length[length]) for length in sorted(by_length)}
+    scores = {}
+    for length in sorted(by_length):
+        hypotheses, references = by_length[length]
+        shortest = min(len(reference.split()) for refs in references for reference in refs)
+        scores[length] = corpus_bleu(hypotheses, references, max_order=max(1, min(4, shortest)))
+    return scores
 
 
 def heatmap(translator, text, path=None, beam_width=1, ax=None):
@@ -403,6 +438,7 @@ def _train_command(args):
     config = TranslationConfig.for_profile(
         direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
         units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
     )
     if args.no_attention:
         config.attention = False
@@ -472,11 +508,12 @@ def register_cli(commands):
     parser.add_argument("--train", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path or URL")
     parser.add_argument("--valid", help="validation file in the same format")
     parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
-    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 6, fast profile 3)")
+    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 6, fast profile 4)")
     parser.add_argument("--max-train", type=_positive_int, default=None, help="use at most this many training pairs")
     parser.add_argument("--units", type=_positive_int, default=None)
     parser.add_argument("--embedding-dim", type=_positive_int, default=None)
     parser.add_argument("--batch-size", type=_positive_int, default=None)
+    parser.add_argument("--learning-rate", type=float, default=None, help="Adam step size (default 3e-3, fast profile 5e-3)")
     parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="model folder (resumes when it holds a checkpoint)")
