@@ -136,7 +136,9 @@ class Seq2Seq(keras.Model):
         """Greedy decoding compiled once for any batch size, source length and
         `max_length` (TensorFlow); the plain method on other backends."""
         if self._greedy_compiled is None:
-            if keras.backend.backend() != "tensorflow":
+            if keras.backend.backend() == "jax":
+                self._greedy_compiled = self._jax_greedy()
+            elif keras.backend.backend() != "tensorflow":
                 self._greedy_compiled = lambda source, max_length: self._greedy(source, int(max_length))
             else:
                 import tensorflow as tf
@@ -144,6 +146,18 @@ class Seq2Seq(keras.Model):
                 signature = [tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((), tf.int32)]
                 self._greedy_compiled = tf.function(self._greedy, input_signature=signature)
         return self._greedy_compiled
+
+    def _jax_greedy(self):
+        """`jax.jit` of greedy decoding with the weights passed in as arguments,
+        so that training after the first call never leaves stale weights."""
+        import jax
+
+        def pure(values, source, max_length):
+            with keras.StatelessScope(state_mapping=list(zip(self.variables, values))):
+                return self._greedy(source, max_length)
+
+        jitted = jax.jit(pure, static_argnums=2)
+        return lambda source, max_length: jitted([v.value for v in self.variables], source, int(max_length))
 
     def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
         """Decodes `source` (integer array `(batch, src_len)`).

@@ -95,9 +95,12 @@ def build_model(config):
     # run, with the gradient norm clipped at 1: without both, a late loss
     # spike can wreck an almost perfect model in the last few hundred steps.
     schedule = keras.optimizers.schedules.CosineDecay(config.learning_rate, config.steps)
+    on_tensorflow = keras.backend.backend() == "tensorflow"
     model.compile(
         optimizer=keras.optimizers.Adam(schedule, clipnorm=config.clipnorm),
-        steps_per_execution=config.steps_per_execution,
+        # Several steps per compiled call cut Python overhead on TF; JAX's
+        # multi-step path needs equal shapes, and our lengths vary per batch.
+        steps_per_execution=config.steps_per_execution if on_tensorflow else 1,
     )
     return model
 
@@ -106,10 +109,14 @@ def train(config, verbose=2):
     """Builds and trains a model; returns `(model, seconds)`."""
     from course_lib.training.fit import fit_steps
 
+    import keras
+
     model = build_model(config)
-    dataset = data.as_dataset(
-        config.steps, config.batch_size, config.min_length, config.max_length, seed=config.seed
-    )
+    batches = (config.steps, config.batch_size, config.min_length, config.max_length)
+    if keras.backend.backend() == "tensorflow":
+        dataset = data.as_dataset(*batches, seed=config.seed)
+    else:  # JAX / PyTorch: a plain generator of NumPy batches
+        dataset = data.training_batches(*batches, seed=config.seed)
     report_every = max(config.steps_per_execution, (config.steps // 5) // config.steps_per_execution * config.steps_per_execution)
     _, seconds = fit_steps(model, dataset, config.steps, report_every=report_every, verbose=verbose)
     return model, seconds
