@@ -1,0 +1,62 @@
+"""`course-lib train/evaluate transliteration` and `course-lib transliterate` on a tiny run."""
+
+import json
+
+import pytest
+
+from course_lib.cli import main
+from course_lib.data.transliteration_words import generate_pairs
+
+
+def _csv(path, pairs):
+    path.write_text("\n".join(f"{p.roman},{p.native}" for p in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("translit")
+    pairs = generate_pairs(120, seed=5)
+    return {
+        "train": _csv(folder / "train.csv", pairs[:96]),
+        "valid": _csv(folder / "valid.csv", pairs[96:108]),
+        "test": _csv(folder / "test.csv", pairs[108:]),
+        "out": folder / "model",
+    }
+
+
+def test_train_resume_evaluate_transliterate(files, capsys, tmp_path):
+    tiny = ["--units", "16", "--embedding-dim", "8", "--batch-size", "32"]
+    common = ["train", "transliteration", "--train", str(files["train"]), "--valid", str(files["valid"]),
+              "--out", str(files["out"])] + tiny
+    assert main(common + ["--epochs", "1"]) == 0
+    state = json.loads((files["out"] / "training_state.json").read_text())
+    assert state["epochs_done"] == 1
+    # A second call continues from the checkpoint instead of starting again.
+    assert main(common + ["--epochs", "2"]) == 0
+    output = capsys.readouterr().out
+    assert "Resuming" in output and "after epoch 1" in output
+    assert json.loads((files["out"] / "training_state.json").read_text())["epochs_done"] == 2
+
+    metrics_path = tmp_path / "metrics.json"
+    assert main(["evaluate", "transliteration", "--model", str(files["out"]), "--test", str(files["test"]),
+                 "--beam", "2", "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert set(metrics) >= {"word_accuracy", "top_k_accuracy", "cer"}
+    assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0
+    assert metrics["cer"] > 0 and metrics["words"] == 12
+
+    image = tmp_path / "heat.png"
+    assert main(["transliterate", "--model", str(files["out"]), "--heatmap", str(image), "ghar", "kamal"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-3].startswith("ghar\t") and lines[-2].startswith("kamal\t")
+    assert image.stat().st_size > 1000
+
+
+def test_clear_errors(files, capsys, tmp_path):
+    assert main(["evaluate", "transliteration", "--model", str(tmp_path / "none")]) == 2
+    assert "No trained transliteration model" in capsys.readouterr().err
+    wrong = tmp_path / "words.txt"
+    wrong.write_text("ghar घर\n", encoding="utf-8")
+    assert main(["train", "transliteration", "--train", str(wrong), "--out", str(tmp_path / "m")]) == 2
+    assert "must be Aksharantar" in capsys.readouterr().err

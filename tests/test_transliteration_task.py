@@ -1,0 +1,68 @@
+"""Pieces of the transliteration task: error kinds, noise, smoothed loss, evaluation."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.losses import MaskedTokenLoss
+from course_lib.tasks import transliteration as task
+
+
+def test_error_kinds():
+    assert task.error_kinds("किरण", "किरण") == set()
+    assert task.error_kinds("कीरण", "किरण") == {"vowel length"}
+    assert "virama / conjunct" in task.error_kinds("कसत्र", "क्सत्र")
+    assert "nasal" in task.error_kinds("हिदी", "हिंदी")
+    assert task.error_kinds("सिता", "सित") == {"vowel length", "word end"}
+    assert task.error_kinds("घट", "घर") == {"word end"}
+    assert task.error_kinds("गमल", "कमल") == {"other"}
+    counts = task.error_summary(["किरन", "घर"], [["किरण"], ["घर"]])
+    assert counts["nasal"] == 1 and counts["word end"] == 1 and sum(counts.values()) == 2
+
+
+def test_accuracy_by_length():
+    table = task.accuracy_by_length(["ghar", "kamala", "shastragaar"], ["घर", "कमल", "शस्त्रागार"],
+                                    [["घर"], ["कमला"], ["शस्त्रागार"]])
+    assert table == {"1-6": (0.5, 2), "10-12": (1.0, 1)}
+
+
+def test_token_noise_only_touches_real_tokens():
+    rng = np.random.default_rng(0)
+    ids = np.array([[1, 5, 6, 7, 0, 0]] * 200, "int32")
+    noisy = task.token_noise(ids, 0.3, rng, keep_first=True)
+    assert np.all(noisy[:, 0] == 1) and np.all(noisy[:, 4:] == 0)
+    changed = noisy[:, 1:4] != ids[:, 1:4]
+    assert np.all(noisy[:, 1:4][changed] == 3)
+    assert 0.2 < changed.mean() < 0.4
+    assert task.token_noise(ids, 0.0, rng) is ids
+
+
+def test_smoothed_loss_reduces_to_masked_loss_and_serialises():
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(3, 4, 7)).astype("float32")
+    target = np.array([[4, 5, 2, 0], [6, 2, 0, 0], [4, 4, 4, 2]])
+    plain = float(MaskedTokenLoss()(target, logits))
+    assert float(task.SmoothedMaskedTokenLoss(0.0)(target, logits)) == pytest.approx(plain, rel=1e-5)
+    smoothed = task.SmoothedMaskedTokenLoss(0.1)
+    assert float(smoothed(target, logits)) != pytest.approx(plain, rel=1e-3)
+    again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(smoothed))
+    assert again.label_smoothing == 0.1
+    with pytest.raises(ValueError, match="label_smoothing"):
+        task.SmoothedMaskedTokenLoss(1.0)
+
+
+def test_fast_profile_config_and_multi_reference_evaluation():
+    config = task.TransliterationConfig.for_profile("fast", epochs=1, units=16, embedding_dim=8)
+    assert config.bidirectional and config.deep_output and config.attention
+    train, valid, _ = task.generated_splits(task.TransliterationConfig.for_profile("fast", train_words=200))
+    result = task.train(config, train[:200], verbose=0)
+    model, source_vocab, target_vocab = result["model"], result["source_vocab"], result["target_vocab"]
+    word = valid[0].roman
+    prediction = task.transliterate_words(model, source_vocab, target_vocab, [word])["predictions"][0]
+    # Any accepted spelling counts: the model's own output added as a second reference scores 1.
+    from course_lib.data.transliteration_pairs import TransliterationPair
+
+    pairs = [TransliterationPair(word, valid[0].native, 1), TransliterationPair(word, prediction or "क", 2)]
+    metrics = task.evaluate(model, source_vocab, target_vocab, pairs, beam_width=1)
+    assert metrics["words"] == 1
+    assert metrics["word_accuracy"] == (1.0 if prediction else float(prediction == valid[0].native))
