@@ -180,3 +180,24 @@ def test_results_from_the_kernel_are_decoded_without_running_code():
     assert harvest.decode({"__seq__": [1, {"__float__": "nan"}], "tuple": True})[0] == 1
     assert harvest.decode({"__array__": [1, 2, 3], "shape": [2, 2], "kind": "f"}) == {"__unencodable__": "malformed array"}
     assert harvest.decode({"__reduce__": "os.system"}) == {"__reduce__": "os.system"}
+
+
+@pytest.fixture(scope="module")
+def a2_batch(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("a2")
+    solution = REPOSITORY_ROOT / "solutions" / "A2_attentional_decoder.ipynb"
+    paths = []
+    for name in ("calls-library-step", "attends-with-new-state"):
+        path = folder / f"{name}.ipynb"
+        path.write_text(faults.make("A2", name, solution))
+        paths.append(path)
+    results = grader.grade("A2", paths, jobs=2, progress=lambda line: None)
+    return {r.name: r for r in results}
+
+
+@pytest.mark.parametrize("name", ["calls-library-step", "attends-with-new-state"])
+def test_a2_wrong_step_loses_exactly_the_step(a2_batch, name):
+    result = a2_batch[name]
+    assert result.questions == {"inputs": 1.0, "step": 0.0, "forcing": 2.0}, (result.questions, result.notes)
+    if name == "calls-library-step":
+        assert all("not available here" in t.reason for t in result.tests if t.question == "step")

@@ -162,6 +162,22 @@ WRONG_PARTS = {
                      "keys = project_keys(values, U_att)\n        scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)"),
         ),
     },
+    "A2": {
+        "calls-library-step": (
+            "returns the library's decoder.step instead of writing the step",
+            _replace("    embedded = decoder.embedding(previous_tokens)  # (batch, embedding_dim)",
+                     "    return decoder.step(previous_tokens, state, memory)\n"
+                     "    embedded = decoder.embedding(previous_tokens)  # (batch, embedding_dim)"),
+        ),
+        "attends-with-new-state": (
+            "updates the state first and attends with s_t instead of s_{t-1}",
+            _replace("    cell_input = ops.concatenate([embedded, context], axis=-1)",
+                     "    state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), state)\n"
+                     "    context, weights = decoder.attention(state, memory[\"values\"], mask=memory[\"mask\"], "
+                     "projected_keys=memory[\"keys\"])\n"
+                     "    cell_input = ops.concatenate([embedded, context], axis=-1)"),
+        ),
+    },
 }
 
 A1_SPECIFIC["patches-everything"] = _chain(WRONG_PARTS["A1"]["softmax-wrong-axis"][1], _insert(PATCH_EVERYTHING, position=3))
