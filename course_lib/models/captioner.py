@@ -57,6 +57,17 @@ class ImageCaptioner(keras.Model):
         embedding_dim, units, attention_units, deep_output: decoder settings.
         start_id, stop_id, pad_id: special token ids.
         max_output_length: default decoding length (`<stop>` included).
+
+    Call arguments:
+        inputs: a dict with `"image"` (small encoder) or `"locations"` and
+            `"vector"` (features encoder), and `"target_in"` `(batch, tgt_len)`:
+            `<GO>` followed by the caption's word ids.
+        training: Python boolean.
+
+    Returns:
+        Logits `(batch, tgt_len, vocab_size)`. `forward(...)` also returns the
+        attention weights `(batch, tgt_len, L)`, and `generate(...)` decodes
+        greedily or with beam search.
     """
 
     def __init__(
