@@ -145,15 +145,15 @@ def test_bad_input_raises(encoder_cls):
         encoder_cls(VOCAB, 6, 0, 4)
 
 
-def test_sentence_recurrent_dropout_only_acts_in_training():
+def test_sentence_state_dropout_only_acts_in_training():
     documents = make_documents()
-    encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4, sentence_recurrent_dropout=0.5)
-    assert HierarchicalAttentionEncoder.from_config(encoder.get_config()).sentence_recurrent_dropout == 0.5
+    encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4, sentence_state_dropout=0.5)
+    assert HierarchicalAttentionEncoder.from_config(encoder.get_config()).sentence_state_dropout == 0.5
     first = np.asarray(encoder(documents, training=False)[0])
     np.testing.assert_allclose(np.asarray(encoder(documents, training=False)[0]), first, atol=1e-6)
     padded = np.asarray(encoder(with_more_padding(documents), training=False)[0])
     np.testing.assert_allclose(padded, first, atol=1e-5)
     noisy = np.asarray(encoder(documents, training=True)[0])
     assert np.all(np.isfinite(noisy)) and not np.allclose(noisy, first)
-    with pytest.raises(ValueError, match="sentence_recurrent_dropout"):
-        HierarchicalAttentionEncoder(VOCAB, 6, 5, 4, sentence_recurrent_dropout=1.0)
+    with pytest.raises(ValueError, match="sentence_state_dropout"):
+        HierarchicalAttentionEncoder(VOCAB, 6, 5, 4, sentence_state_dropout=1.0)

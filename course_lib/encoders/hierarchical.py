@@ -50,11 +50,50 @@ def runnable_mask(mask):
     return ops.logical_or(mask, ops.logical_and(ops.logical_not(has_real), first))
 
 
-def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, recurrent_dropout=0.0):
-    gru = keras.layers.GRU(
-        units, return_sequences=return_sequences, return_state=return_state,
-        recurrent_dropout=recurrent_dropout, name=name,
-    )
+@keras.saving.register_keras_serializable(package="course_lib")
+class StateDropoutGRUCell(keras.layers.GRUCell):
+    """A GRU cell that, in training, drops units of the previous state `h_{i-1}` afresh at every step.
+
+    Keras's `recurrent_dropout` draws one mask per sequence, so the units it
+    keeps carry information through every step unharmed. Dropping the
+    state itself with new noise at each step makes what is carried from step
+    to step fade with distance, while the current input arrives intact.
+
+    Args:
+        units: state size.
+        state_dropout: probability of zeroing each unit of `h_{i-1}` at each step.
+        seed: optional seed of the noise.
+    """
+
+    def __init__(self, units, state_dropout=0.0, seed=None, **kwargs):
+        super().__init__(units, **kwargs)
+        if not 0.0 <= state_dropout < 1.0:
+            raise ValueError(f"`state_dropout` must lie in [0, 1). Received: state_dropout={state_dropout}")
+        self.state_dropout = float(state_dropout)
+        self.noise_seed = seed
+        self.noise_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, inputs, states, training=False):
+        if training and self.state_dropout > 0.0:
+            previous = states[0] if isinstance(states, (list, tuple)) else states
+            previous = keras.random.dropout(
+                previous, self.state_dropout, seed=self.noise_generator
+            ) * (1.0 - self.state_dropout)  # zero units, keep the others' scale
+            states = [previous] if isinstance(states, (list, tuple)) else previous
+        return super().call(inputs, states, training=training)
+
+    def get_config(self):
+        return {**super().get_config(), "state_dropout": self.state_dropout, "seed": self.noise_seed}
+
+
+def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, state_dropout=0.0):
+    if state_dropout > 0.0:
+        gru = keras.layers.RNN(
+            StateDropoutGRUCell(units, state_dropout=state_dropout),
+            return_sequences=return_sequences, return_state=return_state, name=name,
+        )
+    else:
+        gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, name=name)
     if bidirectional:
         return keras.layers.Bidirectional(gru, name=f"bi{name}")
     return gru
@@ -153,6 +192,12 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
             (default: `2 * word_units` and `2 * sentence_units`).
         bidirectional: bidirectional GRUs at both levels (Yang et al.); set
             `False` for the lecture's one-directional drawing.
+        sentence_state_dropout: in training, zero each unit of the sentence
+            GRU's previous state with this probability at every step
+            (`StateDropoutGRUCell`). Carrying information from sentence to
+            sentence then becomes unreliable, which pushes the sentence
+            attention towards the sentence that holds the evidence
+            (`docs/documents.md`). Default 0: the plain equations.
 
     Call arguments:
         documents: integer ids `(batch, sentences, words)`; 0 is padding.
@@ -173,24 +218,24 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         sentence_units,
         attention_units=None,
         bidirectional=True,
-        sentence_recurrent_dropout=0.0,
+        sentence_state_dropout=0.0,
         **kwargs,
     ):
         super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
-        if not 0.0 <= sentence_recurrent_dropout < 1.0:
+        if not 0.0 <= sentence_state_dropout < 1.0:
             raise ValueError(
-                "`sentence_recurrent_dropout` must lie in [0, 1). "
-                f"Received: sentence_recurrent_dropout={sentence_recurrent_dropout}"
+                "`sentence_state_dropout` must lie in [0, 1). "
+                f"Received: sentence_state_dropout={sentence_state_dropout}"
             )
         self.attention_units = attention_units
-        self.sentence_recurrent_dropout = float(sentence_recurrent_dropout)
+        self.sentence_state_dropout = float(sentence_state_dropout)
         directions = self.directions
         self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru")
         self.word_attention = AttentionPooling(
             attention_units or directions * word_units, context_name="u_w", name="word_attention"
         )
         self.sentence_rnn = _make_gru(
-            sentence_units, self.bidirectional, "sentence_gru", recurrent_dropout=self.sentence_recurrent_dropout
+            sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout
         )
         self.sentence_attention = AttentionPooling(
             attention_units or directions * sentence_units, context_name="u_s", name="sentence_attention"
@@ -252,7 +297,7 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
     def get_config(self):
         config = super().get_config()
         config["attention_units"] = self.attention_units
-        config["sentence_recurrent_dropout"] = self.sentence_recurrent_dropout
+        config["sentence_state_dropout"] = self.sentence_state_dropout
         return config
 
 

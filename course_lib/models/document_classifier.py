@@ -106,7 +106,7 @@ class DocumentClassifier(keras.Model):
         attention_units: size of `u_w`/`u_s` (default: twice the GRU size).
         bidirectional: bidirectional GRUs in the hierarchical encoders.
         dropout: dropout rate on the document vector `s` before the softmax.
-        sentence_recurrent_dropout: recurrent dropout of the HAN's sentence GRU
+        sentence_state_dropout: recurrent dropout of the HAN's sentence GRU
             (see `HierarchicalAttentionEncoder`).
 
     Call arguments:
@@ -128,7 +128,7 @@ class DocumentClassifier(keras.Model):
         attention_units=None,
         bidirectional=True,
         dropout=0.0,
-        sentence_recurrent_dropout=0.0,
+        sentence_state_dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -145,12 +145,12 @@ class DocumentClassifier(keras.Model):
         self.attention_units = attention_units
         self.bidirectional = bidirectional
         self.dropout_rate = dropout
-        self.sentence_recurrent_dropout = sentence_recurrent_dropout
+        self.sentence_state_dropout = sentence_state_dropout
         if encoder == "han":
             self.encoder = HierarchicalAttentionEncoder(
                 vocab_size, embedding_dim, word_units, sentence_units,
                 attention_units=attention_units, bidirectional=bidirectional,
-                sentence_recurrent_dropout=sentence_recurrent_dropout, name="encoder",
+                sentence_state_dropout=sentence_state_dropout, name="encoder",
             )
         elif encoder == "plain":
             self.encoder = HierarchicalEncoder(
@@ -241,7 +241,7 @@ class DocumentClassifier(keras.Model):
             "attention_units": self.attention_units,
             "bidirectional": self.bidirectional,
             "dropout": self.dropout_rate,
-            "sentence_recurrent_dropout": self.sentence_recurrent_dropout,
+            "sentence_state_dropout": self.sentence_state_dropout,
         }
 
 

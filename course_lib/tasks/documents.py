@@ -176,7 +176,7 @@ def train_documents(
     if encoder == "han":
         # Noisy carrying between sentences makes the deciding sentence's own state the
         # best one to attend to (planted top-1 0.78 -> 0.99 on generated data; docs/documents.md).
-        model_kwargs.setdefault("sentence_recurrent_dropout", 0.5)
+        model_kwargs.setdefault("sentence_state_dropout", 0.5)
     if kind != GENERATED:
         model_kwargs.setdefault("embedding_dim", 100)
         model_kwargs.setdefault("word_units", 50)
