@@ -201,3 +201,29 @@ def test_a2_wrong_step_loses_exactly_the_step(a2_batch, name):
     assert result.questions == {"inputs": 1.0, "step": 0.0, "forcing": 2.0}, (result.questions, result.notes)
     if name == "calls-library-step":
         assert all("not available here" in t.reason for t in result.tests if t.question == "step")
+
+
+def test_runner_limits_per_notebook_memory_and_files(tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0] // 2**20,"
+                                  " resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 2**20)"),
+        nbformat.v4.new_code_cell("open('big.bin', 'wb').write(b'0' * (10 * 2**20))"),
+        nbformat.v4.new_code_cell("# grading: skip\nraise RuntimeError('skipped cells must not run')"),
+        nbformat.v4.new_code_cell("import time\ntime.sleep(5)"),
+        nbformat.v4.new_code_cell("time.sleep(5)"),
+        nbformat.v4.new_code_cell("print('never reached')"),
+    ]
+    path = tmp_path / "limits.ipynb"
+    nbformat.write(notebook, path)
+    report = grader.run_notebook(path, cell_timeout=30, notebook_timeout=8, skip_tags=("skip-grading",),
+                                 memory_mb=3000, file_mb=8)
+    cells = {int(k): v for k, v in report["cells"].items()}
+    assert cells[0]["output"].split() == ["3000", "8"]
+    assert cells[1]["status"] == "error" and cells[1]["error"]["ename"] == "OSError"
+    assert 2 not in cells and report["skipped_by_tag"] == [2]
+    assert cells[3]["status"] == "ok"
+    assert cells[4]["status"] in ("timeout", "not-run")
+    assert cells[5] == {"status": "not-run", "reason": "notebook time limit reached"}

@@ -216,7 +216,7 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
 
 
 def run_notebook(path, cell_timeout=120, notebook_timeout=600, stop_on_error=False, skip_tags=(),
-                 profile="fast", memory_mb=8192):
+                 profile="fast", memory_mb=8192, file_mb=256):
     """Runs a notebook in a sandboxed kernel without hidden tests; returns the runner's report.
 
     With `stop_on_error=True` execution stops at the first failing cell, the
@@ -227,7 +227,7 @@ def run_notebook(path, cell_timeout=120, notebook_timeout=600, stop_on_error=Fal
         raise ValueError(f"{path}: {reason}")
     settings = {
         "cell_timeout": cell_timeout, "notebook_timeout": notebook_timeout, "harvest_timeout": 0,
-        "output_limit": 100_000, "memory_mb": memory_mb, "file_mb": 256, "profile": profile,
+        "output_limit": 100_000, "memory_mb": memory_mb, "file_mb": file_mb, "profile": profile,
         "stop_on_error": stop_on_error, "skip_tags": list(skip_tags),
     }
     batch_dir = Path(tempfile.mkdtemp(prefix="course-run-"))

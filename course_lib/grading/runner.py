@@ -191,7 +191,7 @@ def code_cells(notebook, skip_tags):
 def execute(job):
     """Runs the job's notebook; returns the report dict."""
     started = time.monotonic()
-    notebook_deadline = started + job["notebook_timeout"]
+    notebook_deadline = None  # counted from the moment the first kernel is ready
     notebook = nbformat.read(job["notebook"], as_version=4)
     cells, skipped = code_cells(notebook, job.get("skip_tags", []))
     spec_root = _kernel_spec_dir(job["private_dir"], job["memory_mb"], job["file_mb"])
@@ -203,6 +203,8 @@ def execute(job):
     for attempt in range(job.get("max_restarts", 2) + 1):
         restart_needed = False
         session = KernelSession(job["workdir"], spec_root, env, job["output_limit"], job.get("grace", 5))
+        if notebook_deadline is None:
+            notebook_deadline = time.monotonic() + job["notebook_timeout"]
         report["cells"] = {}
         for index, source in cells:
             if index in fatal:
