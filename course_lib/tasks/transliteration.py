@@ -224,7 +224,7 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps):
         embedding_dim=config.embedding_dim,
         units=config.units,
         attention=config.attention,
-        option=2,
+        option=1,
         bidirectional=config.bidirectional,
         deep_output=config.deep_output and config.attention,
         max_output_length=config.max_output_length,
