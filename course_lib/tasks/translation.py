@@ -414,10 +414,11 @@ def heatmap(translator, text, path=None, beam_width=1, ax=None):
     from course_lib.plots.fonts import devanagari_font
 
     (output,), (detail,) = translator.translate([text], beam_width=beam_width, return_details=True)
+    font = devanagari_font()
     ax = attention_heatmap(
-        detail["attention"], detail["source_tokens"], detail["output_tokens"], ax=ax,
-        title=f"{translator.direction}: {output}", fontproperties=devanagari_font(),
+        detail["attention"], detail["source_tokens"], detail["output_tokens"], ax=ax, fontproperties=font,
     )
+    ax.set_title(f"{translator.direction}: {output}", pad=28, fontproperties=font)  # Hindi in the title too
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         ax.figure.savefig(path, bbox_inches="tight", dpi=120)
