@@ -157,3 +157,28 @@ def test_sentence_state_dropout_only_acts_in_training():
     assert np.all(np.isfinite(noisy)) and not np.allclose(noisy, first)
     with pytest.raises(ValueError, match="sentence_state_dropout"):
         HierarchicalAttentionEncoder(VOCAB, 6, 5, 4, sentence_state_dropout=1.0)
+    # Config round trip, .keras reload, gradients and padding with the state-dropout cell.
+    run_layer_test(
+        HierarchicalAttentionEncoder,
+        {"vocab_size": VOCAB, "embedding_dim": 6, "word_units": 5, "sentence_units": 4,
+         "sentence_state_dropout": 0.5},
+        {"documents": documents},
+        padding_check=({"documents": with_more_padding(documents)}, compare_han),
+        atol=1e-5,
+    )
+
+
+def test_state_dropout_cell_forgets_per_step():
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell
+
+    cell = StateDropoutGRUCell(8, state_dropout=0.5, seed=3)
+    inputs, state = np.zeros((2, 3), "float32"), np.ones((2, 8), "float32")
+    cell.build((2, 3))
+    plain, _ = cell(inputs, [state], training=False)
+    noisy_1, _ = cell(inputs, [state], training=True)
+    noisy_2, _ = cell(inputs, [state], training=True)
+    assert not np.allclose(np.asarray(noisy_1), np.asarray(plain))
+    assert not np.allclose(np.asarray(noisy_1), np.asarray(noisy_2))  # fresh noise each call
+    assert StateDropoutGRUCell.from_config(cell.get_config()).state_dropout == 0.5
+    with pytest.raises(ValueError, match="state_dropout"):
+        StateDropoutGRUCell(4, state_dropout=-0.1)
