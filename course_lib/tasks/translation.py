@@ -265,7 +265,9 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     """
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
-        train_pairs, valid_pairs = parts["train"], parts["valid"] if valid_pairs is None else valid_pairs
+        train_pairs = parts["train"]
+        if valid_pairs is None:
+            valid_pairs = parts["valid"]
     elif config.max_train is not None:
         train_pairs = list(train_pairs)[: config.max_train]
     if not train_pairs:
@@ -468,9 +470,9 @@ def _evaluate_command(args):
     else:
         pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
     metrics = evaluate(translator, pairs, beam_width=args.beam)
-    for key in ("bleu", "chrf", "alignment_agreement", "exact_match"):
+    for key, digits in (("bleu", 2), ("chrf", 2), ("exact_match", 4), ("alignment_agreement", 4)):
         if key in metrics:
-            print(f"{key}: {metrics[key]:.4f}" if key in ("alignment_agreement", "exact_match") else f"{key}: {metrics[key]:.2f}")
+            print(f"{key}: {metrics[key]:.{digits}f}")
     if args.metrics_json:
         Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.metrics_json).write_text(json.dumps(metrics, indent=1))
