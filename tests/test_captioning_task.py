@@ -76,3 +76,25 @@ def test_flickr_style_folder_with_an_offline_vgg16_falls_back(tmp_path, monkeypa
     assert {"bleu1", "bleu2", "bleu3", "bleu4", "distinct_captions"} <= set(metrics)
     assert "exact_match" not in metrics
     assert np.isfinite(metrics["bleu1"])
+
+
+def test_frozen_backbone_features_are_cached_and_attended(tmp_path, capsys):
+    """MobileNetV2 with random weights (no download): 14 x 14 = 196 locations, features cached once."""
+    from course_lib.tasks import captioning as task
+
+    run = task.train_captioning("shapes", "attention", "mobilenet", profile="fast", epochs=1, weights=None,
+                                cache_dir=tmp_path / "cache", verbose=0, train=16, valid=4, test=6, batch_size=8)
+    assert run.settings["encoder"] == "mobilenet"
+    assert run.inputs["train"]["locations"].shape == (16, 196, 576)
+    assert run.inputs["train"]["vector"].shape == (16, 1280)
+    assert len(list((tmp_path / "cache").glob("mobilenet-*.npz"))) == 3  # train, valid, test
+    assert "Computed mobilenet features" in capsys.readouterr().out
+    from course_lib.encoders.pretrained import load_backbone
+
+    again = task.model_inputs(run.settings, "test", run.data["test"], load_backbone("mobilenet", weights=None))
+    assert "Read cached mobilenet features" in capsys.readouterr().out
+    np.testing.assert_allclose(again["locations"], run.inputs["test"]["locations"])
+    metrics, captions, alignments = task.evaluate_run(run.model, run.vocabulary, run.data["test"],
+                                                      run.inputs["test"], "shapes")
+    assert alignments.shape[-1] == 196 and run.model.grid == (14, 14)
+    assert 0.0 <= metrics["attention_on_object"] <= 1.0 and len(captions) == 6
