@@ -141,7 +141,8 @@ def _reversal_batch(batch=16, length=5):
 
 
 @pytest.mark.parametrize("kwargs", [{"attention": True}, {"attention": True, "bidirectional": True, "deep_output": True},
-                                    {"attention": False, "option": 1}, {"attention": False, "option": 2}])
+                                    {"attention": False, "option": 1}, {"attention": False, "option": 2},
+                                    {"attention": False, "option": 2, "bidirectional": True}])
 def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     source, target_in, target_out = _reversal_batch()
     model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6, **kwargs)

@@ -51,9 +51,11 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.gru = keras.layers.GRU(units, return_sequences=True, name="gru")
         self.output_layer = keras.layers.Dense(vocab_size, name="output")
 
-    def build(self, target_inputs_shape, encoder_outputs_shape):
+    def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):
         batch, length = target_inputs_shape[0], target_inputs_shape[1]
-        extra = encoder_outputs_shape[-1] if self.option == 2 else 0
+        # Option 2 joins the encoding `h_T` (what arrives as `initial_state`,
+        # after any bridge) to every input.
+        extra = initial_state_shape[-1] if self.option == 2 else 0
         self.embedding.build(target_inputs_shape)
         self.gru.build((batch, length, self.embedding_dim + extra))
         self.output_layer.build((batch, self.units))
