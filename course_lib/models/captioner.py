@@ -9,13 +9,14 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+from course_lib.models.building import BuiltByExample
 
 DECODERS = ("attention", "option1", "option2")
 ENCODERS = ("small", "features")
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class ImageCaptioner(keras.Model):
+class ImageCaptioner(BuiltByExample, keras.Model):
     """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
 
     The encoder gives two views of the image `I`: a map of locations
@@ -334,18 +335,9 @@ class ImageCaptioner(keras.Model):
             "target_in": target,
         }
 
-    def build(self, input_shape=None):
+    def build_by_example(self):
         """Creates every weight by running one tiny teacher-forced batch."""
-        if self.built:
-            return
         self.forward({k: ops.convert_to_tensor(v) for k, v in self.example_inputs().items()}, training=False)
-        self.built = True
-
-    def get_build_config(self):
-        return {"built": True}
-
-    def build_from_config(self, config):
-        self.build()
 
     def get_config(self):
         return {

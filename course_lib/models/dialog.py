@@ -19,10 +19,11 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+from course_lib.models.building import BuiltByExample
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class HierarchicalDialogModel(keras.Model):
+class HierarchicalDialogModel(BuiltByExample, keras.Model):
     """Context (utterances x words) -> response, with a hierarchical encoder.
 
     Args:
@@ -124,17 +125,9 @@ class HierarchicalDialogModel(keras.Model):
         metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
         super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
-    def build(self, input_shape=None):
-        if self.built:
-            return
+    def build_by_example(self):
+        """Creates every weight by running one tiny dialog."""
         self.forward(ops.ones((1, 2, 3), dtype="int32"), ops.ones((1, 2), dtype="int32"), training=False)
-        self.built = True
-
-    def get_build_config(self):
-        return {"built": True}
-
-    def build_from_config(self, config):
-        self.build()
 
     def get_config(self):
         return {

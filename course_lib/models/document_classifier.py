@@ -18,6 +18,7 @@ from course_lib.encoders.hierarchical import (
     document_masks,
 )
 from course_lib.layers.attention_pooling import AttentionPooling
+from course_lib.models.building import BuiltByExample
 
 ENCODERS = ("han", "plain", "flat")
 
@@ -93,7 +94,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class DocumentClassifier(keras.Model):
+class DocumentClassifier(BuiltByExample, keras.Model):
     """A document encoder followed by `softmax(V s + b)`.
 
     Args:
@@ -216,18 +217,9 @@ class DocumentClassifier(keras.Model):
             )
         return self._compiled_explain
 
-    def build(self, input_shape=None):
+    def build_by_example(self):
         """Creates every weight by running one tiny document."""
-        if self.built:
-            return
         self.call(ops.ones((1, 2, 3), dtype="int32"))
-        self.built = True
-
-    def get_build_config(self):
-        return {"built": True}
-
-    def build_from_config(self, config):
-        self.build()
 
     def get_config(self):
         return {

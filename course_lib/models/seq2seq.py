@@ -9,10 +9,11 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+from course_lib.models.building import BuiltByExample
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class Seq2Seq(keras.Model):
+class Seq2Seq(BuiltByExample, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
     Training uses teacher forcing: the model is called on
@@ -211,19 +212,10 @@ class Seq2Seq(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
-    def build(self, input_shape=None):
+    def build_by_example(self):
         """Creates every weight by running one tiny teacher-forced batch."""
-        if self.built:
-            return
         source = ops.ones((1, 2), dtype="int32")
         self.forward(source, source, training=False)
-        self.built = True
-
-    def get_build_config(self):
-        return {"built": True}
-
-    def build_from_config(self, config):
-        self.build()
 
     def get_config(self):
         return {
