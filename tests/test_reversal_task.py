@@ -53,7 +53,7 @@ def test_profiles_pick_the_budget(monkeypatch):
 
 
 def test_attention_text_has_a_row_per_output_step():
-    text = format_attention([1, 2], [2, 1], np.array([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]]))
+    text = format_attention([1, 2], ["2", "1", "<stop>"], np.array([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]]))
     assert len(text.splitlines()) == 4 and "<stop>" in text
 
 
@@ -71,7 +71,7 @@ def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path):
     assert 0.0 <= metrics["alignment"] <= 1.0 and metrics["train_seconds"] > 0
     assert (tmp_path / "run" / "reversal_attention.png").stat().st_size > 1000
     assert (tmp_path / "run" / "reversal.keras").exists()
-    assert "Exact match by input length" in completed.stdout and "<stop>" in completed.stdout
+    assert "Exact match by input length" in completed.stdout and "out\\in" in completed.stdout
 
 
 def test_cli_rejects_bad_arguments():

@@ -170,7 +170,7 @@ def test_greedy_decoding_feeds_back_its_argmax_and_stops():
     assert tokens.shape == (4, 7) and alignments.shape == (4, 7, 5)
     # Teacher-force the model on its own greedy output: the argmax must reproduce it.
     fed = np.concatenate([np.ones((4, 1), "int32"), tokens[:, :-1]], axis=1)
-    logits, weights = model.forward(source, np.where(fed == 0, 2, fed).astype("int32"))
+    logits, weights = model.forward(source, fed.astype("int32"))
     argmax = np.asarray(logits).argmax(-1)
     for row in range(4):
         stop = np.where(tokens[row] == 2)[0]

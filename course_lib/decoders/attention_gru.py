@@ -92,6 +92,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     def prepare_memory(self, encoder_outputs, initial_state=None, source_mask=None):
         """Everything a step needs about the source, computed once."""
+        if not self.built:  # decoding may start before any teacher-forced call
+            self.build((None, None), tuple(encoder_outputs.shape))
         if source_mask is None:
             source_mask = ops.ones(ops.shape(encoder_outputs)[:2], dtype="bool")
         else:

@@ -58,6 +58,7 @@ class ReversalResult:
     eval_seconds: float = 0.0
     example_input: list = field(default_factory=list)
     example_output: list = field(default_factory=list)
+    example_labels: list = field(default_factory=list)
     example_attention: list = field(default_factory=list)
 
     def metrics(self):
@@ -148,12 +149,18 @@ def mirrored_alignment(model, lengths, count=500):
 
 
 def attention_for(model, digits):
-    """Greedy output and its attention matrix for one digit string."""
+    """Greedy output and its attention matrix for one digit string.
+
+    Returns `(output_digits, step_labels, weights)`: the decoded digits, one
+    label per decoding step (a digit, or `<stop>`), and the `(steps, L)`
+    attention weights of those steps.
+    """
     source = data.encode_digits(np.asarray([digits])).astype("int32")
     decoded = model.generate(source, max_length=len(digits) + 1)
     output_ids = decoded["tokens"][0]
     steps = int(np.argmax(output_ids == data.STOP)) + 1 if data.STOP in output_ids else len(output_ids)
-    return data.decode_ids(output_ids[:steps]), decoded["alignments"][0, :steps, :]
+    labels = [data.VOCAB[int(i)] for i in output_ids[:steps]]
+    return data.decode_ids(output_ids[:steps]), labels, decoded["alignments"][0, :steps, :]
 
 
 def run(config, verbose=2):
@@ -166,8 +173,9 @@ def run(config, verbose=2):
         result.exact_match[length] = evaluate_length(model, length, config.test_size)[0]
     if config.attention:
         result.alignment = mirrored_alignment(model, range(config.min_length, config.max_length + 1), config.test_size)
-    output, weights = attention_for(model, EXAMPLE_INPUT)
+    output, labels, weights = attention_for(model, EXAMPLE_INPUT)
     result.example_input, result.example_output = list(EXAMPLE_INPUT), output
+    result.example_labels = labels
     result.example_attention = np.round(weights, 4).tolist()
     result.eval_seconds = round(time.perf_counter() - start, 2)
     return model, result
@@ -183,11 +191,9 @@ def format_table(results):
     return "\n".join(lines)
 
 
-def format_attention(digits, output, weights):
-    """The attention matrix as text: rows = output steps, columns = input digits."""
-    header = "out\\in " + " ".join(f"{d:>5}" for d in digits)
-    rows = [header]
-    labels = [str(d) for d in output] + ["<stop>"]
+def format_attention(digits, labels, weights):
+    """The attention matrix as text: rows = output steps (`labels`), columns = input digits."""
+    rows = ["out\\in " + " ".join(f"{d:>5}" for d in digits)]
     for label, row in zip(labels, weights):
         rows.append(f"{label:>6} " + " ".join(f"{w:5.2f}" for w in row))
     return "\n".join(rows)
@@ -209,7 +215,7 @@ def _command(args):
     if result.alignment is not None:
         print(f"\nAlignment: {result.alignment:.4f} of output steps put their largest weight on the mirrored input.")
     print(f"\nAttention for input {EXAMPLE_INPUT} (rows = output steps, columns = input positions):")
-    print(format_attention(EXAMPLE_INPUT, result.example_output, np.asarray(result.example_attention)))
+    print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if config.attention:
@@ -224,7 +230,7 @@ def _command(args):
         ax = attention_heatmap(
             weights,
             [str(d) for d in EXAMPLE_INPUT],
-            [str(d) for d in result.example_output] + ["<stop>"],
+            result.example_labels,
             title=f"Reversing {''.join(map(str, EXAMPLE_INPUT))}",
         )
         heatmap = out / "reversal_attention.png"
