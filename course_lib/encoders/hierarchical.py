@@ -16,19 +16,12 @@ import keras
 from keras import ops
 
 from course_lib.layers.attention_pooling import AttentionPooling
+from course_lib.layers.masking import check_token_ids
 
 
 def check_documents(documents, name="documents"):
     """Raises ValueError unless `documents` is an integer `(batch, sentences, words)` tensor."""
-    dtype = str(getattr(documents, "dtype", ""))
-    if "int" not in dtype:
-        raise ValueError(
-            f"`{name}` must be an integer tensor of token ids. Received: {name}.dtype={dtype}"
-        )
-    if len(documents.shape) != 3:
-        raise ValueError(
-            f"`{name}` must have rank 3 (batch, sentences, words). Received: {name}.shape={documents.shape}"
-        )
+    check_token_ids(documents, name, axes=("batch", "sentences", "words"))
 
 
 def document_masks(documents):

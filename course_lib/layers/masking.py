@@ -43,14 +43,14 @@ def check_mask(mask, expected_shape, name):
             )
 
 
-def check_token_ids(tokens, name="tokens"):
-    """Raises ValueError unless `tokens` is an integer tensor of rank 2."""
+def check_token_ids(tokens, name="tokens", axes=("batch", "length")):
+    """Raises ValueError unless `tokens` is an integer tensor with one axis per name in `axes`."""
     dtype = str(getattr(tokens, "dtype", ""))
     if "int" not in dtype:
         raise ValueError(
             f"`{name}` must be an integer tensor of token ids. Received: {name}.dtype={dtype}"
         )
-    if len(tokens.shape) != 2:
+    if len(tokens.shape) != len(axes):
         raise ValueError(
-            f"`{name}` must have rank 2 (batch, length). Received: {name}.shape={tokens.shape}"
+            f"`{name}` must have rank {len(axes)} ({', '.join(axes)}). Received: {name}.shape={tokens.shape}"
         )
