@@ -10,35 +10,20 @@ numbers: as a warning by default, as a `ValueError` with `errors="raise"`.
 
 import csv
 
-from course_lib.data.tatoeba import MalformedLine, _report
-from course_lib.data.transliteration_pairs import (
-    TransliterationPair,
-    check_pair,
-    decode_line,
-    read_raw_lines,
-)
+from course_lib.data.tatoeba import _report
+from course_lib.data.transliteration_pairs import parse_pair_lines, read_raw_lines
+
+
+def _split_fields(line):
+    fields = next(csv.reader([line]))
+    if len(fields) != 2:
+        return f"expected 2 comma-separated columns (roman, native), found {len(fields)}"
+    return fields[0].strip(), fields[1].strip(), 1
 
 
 def parse_lines(raw_lines):
     """Parses byte or str lines; returns `(pairs, malformed)`."""
-    pairs, malformed = [], []
-    for line_number, raw in enumerate(raw_lines, start=1):
-        line = decode_line(raw, line_number, malformed)
-        if line is None or not line.strip():
-            continue  # undecodable (reported) or blank
-        fields = next(csv.reader([line]))
-        if len(fields) != 2:
-            malformed.append(MalformedLine(
-                line_number, f"expected 2 comma-separated columns (roman, native), found {len(fields)}", line
-            ))
-            continue
-        roman, native = fields[0].strip(), fields[1].strip()
-        problem = check_pair(roman, native, line_number, line)
-        if problem:
-            malformed.append(problem)
-            continue
-        pairs.append(TransliterationPair(roman, native, line_number))
-    return pairs, malformed
+    return parse_pair_lines(raw_lines, _split_fields)
 
 
 def load_aksharantar(path_or_url, errors="warn", inner_name=None):

@@ -8,38 +8,23 @@ wrong script, bytes that are not UTF-8) are reported with their line numbers:
 as a warning by default, as a `ValueError` with `errors="raise"`.
 """
 
-from course_lib.data.tatoeba import MalformedLine, _report
-from course_lib.data.transliteration_pairs import (
-    TransliterationPair,
-    check_pair,
-    decode_line,
-    read_raw_lines,
-)
+from course_lib.data.tatoeba import _report
+from course_lib.data.transliteration_pairs import parse_pair_lines, read_raw_lines
+
+
+def _split_fields(line):
+    fields = line.split("\t")
+    if len(fields) != 3:
+        return f"expected 3 tab-separated columns (native, roman, count), found {len(fields)}"
+    native, roman, count = (field.strip() for field in fields)
+    if not count.isdigit() or int(count) < 1:
+        return f"the count {count!r} is not a positive integer"
+    return roman, native, int(count)
 
 
 def parse_lines(raw_lines):
     """Parses byte or str lines; returns `(pairs, malformed)`."""
-    pairs, malformed = [], []
-    for line_number, raw in enumerate(raw_lines, start=1):
-        line = decode_line(raw, line_number, malformed)
-        if line is None or not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            malformed.append(MalformedLine(
-                line_number, f"expected 3 tab-separated columns (native, roman, count), found {len(fields)}", line
-            ))
-            continue
-        native, roman, count = (field.strip() for field in fields)
-        if not count.isdigit() or int(count) < 1:
-            malformed.append(MalformedLine(line_number, f"the count {count!r} is not a positive integer", line))
-            continue
-        problem = check_pair(roman, native, line_number, line)
-        if problem:
-            malformed.append(problem)
-            continue
-        pairs.append(TransliterationPair(roman, native, line_number, int(count)))
-    return pairs, malformed
+    return parse_pair_lines(raw_lines, _split_fields)
 
 
 def load_dakshina(path_or_url, errors="warn", inner_name=None):

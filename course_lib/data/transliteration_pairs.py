@@ -73,3 +73,28 @@ def references_by_roman(pairs):
         roman: sorted(spellings, key=lambda native: -spellings[native])
         for roman, spellings in grouped.items()
     }
+
+
+def parse_pair_lines(raw_lines, split_fields):
+    """Parses byte or str lines into pairs; returns `(pairs, malformed)`.
+
+    `split_fields(line)` turns one non-blank line into `(roman, native, count)`
+    or returns a string saying why the line is malformed. Undecodable lines,
+    bad fields and bad pairs are all reported with their line number.
+    """
+    pairs, malformed = [], []
+    for line_number, raw in enumerate(raw_lines, start=1):
+        line = decode_line(raw, line_number, malformed)
+        if line is None or not line.strip():
+            continue  # undecodable (reported) or blank
+        fields = split_fields(line)
+        if isinstance(fields, str):
+            malformed.append(MalformedLine(line_number, fields, line))
+            continue
+        roman, native, count = fields
+        problem = check_pair(roman, native, line_number, line)
+        if problem:
+            malformed.append(problem)
+            continue
+        pairs.append(TransliterationPair(roman, native, line_number, count))
+    return pairs, malformed
