@@ -26,7 +26,11 @@ class Seq2Seq(BuiltByExample, keras.Model):
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (padding = 0).
         embedding_dim: size of both embeddings.
-        units: GRU size (per direction in the encoder; the decoder state size).
+        units: GRU size of the decoder (the state `s_t`), and of the encoder
+            per direction unless `encoder_units` is given.
+        encoder_units: GRU size of the encoder per direction (default
+            `units`). A bidirectional encoder with `encoder_units=units // 2`
+            gives annotations `h_j` of size `units`, as a one-directional one.
         attention: `True` for the attentional decoder, `False` for the plain one.
         option: for the plain decoder, 1 (`s_0 = h_T`) or 2 (`h_T` at every step).
         bidirectional: bidirectional encoder with the bridge to `s_0`.
@@ -43,6 +47,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
         target_vocab_size,
         embedding_dim=32,
         units=128,
+        encoder_units=None,
         attention=True,
         option=1,
         bidirectional=False,
@@ -60,6 +65,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
         self.target_vocab_size = target_vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
+        self.encoder_units = encoder_units
         self.attention = attention
         self.option = option
         self.bidirectional = bidirectional
@@ -69,7 +75,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = GRUEncoder(
-            source_vocab_size, embedding_dim, units, bidirectional=bidirectional,
+            source_vocab_size, embedding_dim, encoder_units or units, bidirectional=bidirectional,
             decoder_units=units, name="encoder",
         )
         if attention:
@@ -224,6 +230,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
             "target_vocab_size": self.target_vocab_size,
             "embedding_dim": self.embedding_dim,
             "units": self.units,
+            "encoder_units": self.encoder_units,
             "attention": self.attention,
             "option": self.option,
             "bidirectional": self.bidirectional,

@@ -15,6 +15,7 @@ from course_lib.losses import MaskedTokenLoss
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel
 from course_lib.training import pick
+from course_lib.training.fit import without_autotune
 
 
 def default_settings(profile=None):
@@ -73,7 +74,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     stream = batches(train, settings["batch_size"], seed=seed)
     start = time.perf_counter()
     history = model.fit(
-        _as_dataset(stream), epochs=max(1, settings["steps"] // report_every),
+        without_autotune(_as_dataset(stream)), epochs=max(1, settings["steps"] // report_every),
         steps_per_epoch=report_every, verbose=verbose,
     )
     seconds = time.perf_counter() - start

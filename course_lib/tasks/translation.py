@@ -263,6 +263,8 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     Returns:
         `(translator, seconds)`.
     """
+    from course_lib.training.fit import without_autotune
+
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
         train_pairs = parts["train"]
@@ -298,7 +300,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         validation = (valid_inputs, valid_out)
     start = time.perf_counter()
     translator.model.fit(
-        dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
+        without_autotune(dataset), epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
         validation_data=validation, validation_batch_size=256,
         callbacks=[_checkpoint_callback(translator, out_dir)],
     )

@@ -1,0 +1,50 @@
+"""Thread settings for small CPUs and the tf.data options of the training loop."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from course_lib.data import reversal
+from course_lib.training import threads
+from course_lib.training.fit import without_autotune
+
+
+def test_thread_counts_must_be_positive():
+    with pytest.raises(ValueError, match="intra_op=0"):
+        threads.tune_for_small_cpu(intra_op=0)
+
+
+def test_tuning_is_skipped_on_a_larger_machine(monkeypatch):
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 64)
+    assert threads.tune_for_small_cpu(max_cores=2) is False
+
+
+def test_tuning_is_refused_once_the_runtime_runs(monkeypatch):
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 1)
+    tf.constant(1.0) + 1.0  # the runtime is up in a test process
+    before = tf.config.threading.get_inter_op_parallelism_threads()
+    assert threads.tune_for_small_cpu(max_cores=2, inter_op=before + 3) is False
+    assert tf.config.threading.get_inter_op_parallelism_threads() == before
+
+
+def test_without_autotune_switches_autotuning_off_and_keeps_the_elements():
+    dataset = tf.data.Dataset.range(5).map(lambda x: x * 2)
+    tuned = without_autotune(dataset)
+    assert tuned.options().autotune.enabled is False
+    assert [int(x) for x in tuned] == [0, 2, 4, 6, 8]
+    arrays = (np.zeros((2, 3)), np.ones(2))
+    assert without_autotune(arrays) is arrays  # not a tf.data input: unchanged
+
+
+def test_reversal_dataset_holds_the_generator_batches_one_length_each():
+    dataset = reversal.as_dataset(12, batch_size=8, min_length=5, max_length=10, seed=4)
+    expected = list(reversal.training_batches(12, batch_size=8, min_length=5, max_length=10, seed=4))
+    assert dataset.element_spec[1].shape.as_list() == [None, None]  # one trace for every length
+    count = 0
+    for (inputs, target_out), (want_inputs, want_out) in zip(dataset, expected):
+        np.testing.assert_array_equal(inputs["source"], want_inputs["source"])
+        np.testing.assert_array_equal(inputs["target_in"], want_inputs["target_in"])
+        np.testing.assert_array_equal(target_out, want_out)
+        assert 0 not in inputs["source"].numpy()  # no padding left in a batch
+        count += 1
+    assert count == 12
