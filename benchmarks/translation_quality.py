@@ -28,14 +28,17 @@ def main(argv=None):
     parser.add_argument("--no-attention", action="store_true")
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--learning-rate", type=float, default=None)
+    parser.add_argument("--conditional", action="store_true", default=None,
+                        help="conditional GRU decoder step (the query reads the previous word first)")
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--out", default="runs/translation")
     args = parser.parse_args(argv)
 
     config = task.TranslationConfig.for_profile(
-        direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate)
+        direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate,
+        conditional=args.conditional)
     config.attention = not args.no_attention
-    name = args.direction + ("-plain" if args.no_attention else "")
+    name = args.direction + ("-plain" if args.no_attention else "") + ("-conditional" if args.conditional else "")
     out_dir = Path(args.out) / name
     parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
     print(f"{name}: profile {current_profile()}, {len(parts['train'])} training pairs, "

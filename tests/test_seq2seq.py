@@ -62,8 +62,8 @@ def _decoder_inputs(batch=2, tgt_len=4, src_len=5, value_dim=8, units=8):
     }
 
 
-@pytest.mark.parametrize("deep_output", [False, True])
-def test_attention_decoder_layer_checks(deep_output):
+@pytest.mark.parametrize("deep_output,conditional", [(False, False), (True, False), (True, True)])
+def test_attention_decoder_layer_checks(deep_output, conditional):
     inputs = _decoder_inputs()
     padded = dict(inputs)
     padded["encoder_outputs"] = np.concatenate([inputs["encoder_outputs"], np.full((2, 2, 8), 9.0, "float32")], axis=1)
@@ -76,7 +76,8 @@ def test_attention_decoder_layer_checks(deep_output):
 
     layer = run_layer_test(
         AttentionGRUDecoder,
-        {"vocab_size": 10, "embedding_dim": 6, "units": 8, "attention_units": 7, "deep_output": deep_output},
+        {"vocab_size": 10, "embedding_dim": 6, "units": 8, "attention_units": 7, "deep_output": deep_output,
+         "conditional": conditional},
         inputs,
         expected_output_shapes=[(2, 4, 10), (2, 4, 5)],
         padding_check=(padded, compare),
@@ -87,9 +88,10 @@ def test_attention_decoder_layer_checks(deep_output):
     assert np.all(alignments[0, :, 3:] == 0.0)
 
 
-def test_teacher_forced_call_equals_stepping_by_hand():
+@pytest.mark.parametrize("conditional", [False, True])
+def test_teacher_forced_call_equals_stepping_by_hand(conditional):
     inputs = _decoder_inputs()
-    decoder = AttentionGRUDecoder(10, 6, 8, deep_output=True)
+    decoder = AttentionGRUDecoder(10, 6, 8, deep_output=True, conditional=conditional)
     logits, alignments = decoder(**inputs)
     memory = decoder.prepare_memory(inputs["encoder_outputs"], inputs["initial_state"], inputs["source_mask"])
     state = decoder.start_state(inputs["initial_state"])
@@ -141,6 +143,7 @@ def _reversal_batch(batch=16, length=5):
 
 
 @pytest.mark.parametrize("kwargs", [{"attention": True}, {"attention": True, "bidirectional": True, "deep_output": True},
+                                    {"attention": True, "bidirectional": True, "encoder_units": 8, "conditional": True},
                                     {"attention": False, "option": 1}, {"attention": False, "option": 2},
                                     {"attention": False, "option": 2, "bidirectional": True}])
 def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
@@ -160,6 +163,30 @@ def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     inputs = {"source": source, "target_in": target_in}
     np.testing.assert_allclose(reloaded(inputs), model(inputs), atol=1e-6)
     np.testing.assert_array_equal(reloaded.generate(source)["tokens"], model.generate(source)["tokens"])
+
+
+def test_conditional_step_attends_with_the_previous_word_already_read():
+    """In the conditional step the query is s'_t = GRU_1(s_{t-1}, e(y_{t-1})), so
+    changing only y_{t-1} changes the weights of step t; in the lecture's step it cannot."""
+    inputs = _decoder_inputs()
+    for conditional in (False, True):
+        decoder = AttentionGRUDecoder(10, 6, 8, conditional=conditional)
+        memory = decoder.prepare_memory(inputs["encoder_outputs"], inputs["initial_state"], inputs["source_mask"])
+        state = inputs["initial_state"]
+        _, _, weights_a = decoder.step(np.array([4, 4]), state, memory)
+        _, _, weights_b = decoder.step(np.array([7, 7]), state, memory)
+        assert np.allclose(weights_a, weights_b) != conditional
+    with pytest.raises(ValueError, match="conditional=True, attention=False"):
+        Seq2Seq(14, 14, attention=False, conditional=True)
+
+
+def test_encoder_units_sets_the_annotation_size():
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16, encoder_units=8, bidirectional=True)
+    source, target_in, _ = _reversal_batch()
+    encoder_outputs, initial_state, _ = model.encode(source)
+    assert encoder_outputs.shape == (16, 5, 16)  # 2 directions x 8
+    assert initial_state.shape == (16, 16)  # bridged to the decoder's size
+    assert Seq2Seq.from_config(model.get_config()).encoder_units == 8
 
 
 def test_greedy_decoding_feeds_back_its_argmax_and_stops():

@@ -25,6 +25,18 @@ class AttentionGRUDecoder(keras.layers.Layer):
     `W_att h_j` is computed once per source batch (`prepare_memory`) and reused
     at every step.
 
+    With `conditional=True` the step is the "conditional GRU" of Nematus
+    (Sennrich et al., 2017): a first GRU reads the previous word before the
+    decoder attends, so the query already knows which word was just emitted,
+
+        s'_t = GRU_1(s_{t-1}, e(y_{t-1}))
+        e_jt = v_att^T tanh(U_att s'_t + W_att h_j),  alpha, c_t as above
+        s_t  = GRU_2(s'_t, c_t)
+
+    In the lecture's form the query `s_{t-1}` was computed before `y_{t-1}`
+    was chosen; where that choice was open (the gender of "I" in Hindi), the
+    weights cannot depend on it.
+
     Args:
         vocab_size: number of target tokens, padding included.
         embedding_dim: size of the target embeddings `e(y)`.
@@ -34,6 +46,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         teacher_forcing_ratio: probability of feeding the true previous token
             during training. Below 1, the model's own previous prediction is fed
             otherwise (scheduled sampling). Inference always feeds predictions.
+        conditional: use the conditional GRU step above (two GRU cells).
 
     Call arguments:
         target_inputs: `(batch, tgt_len)` token ids, `<GO>` followed by the
@@ -58,6 +71,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         attention_units=None,
         deep_output=False,
         teacher_forcing_ratio=1.0,
+        conditional=False,
         seed=None,
         **kwargs,
     ):
@@ -73,10 +87,13 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.attention_units = attention_units or units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
+        self.conditional = bool(conditional)
         self.seed = seed
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         self.attention = BahdanauAttention(self.attention_units, name="attention")
         self.cell = keras.layers.GRUCell(units, name="gru_cell")
+        # GRU_1 of the conditional step: reads e(y_{t-1}) before attending.
+        self.input_cell = keras.layers.GRUCell(units, name="input_gru_cell") if self.conditional else None
         self.output_layer = keras.layers.Dense(vocab_size, name="output")
         self.seed_generator = keras.random.SeedGenerator(seed)
 
@@ -84,7 +101,11 @@ class AttentionGRUDecoder(keras.layers.Layer):
         batch, value_dim = encoder_outputs_shape[0], encoder_outputs_shape[-1]
         self.embedding.build(target_inputs_shape)
         self.attention.build((batch, self.units), encoder_outputs_shape)
-        self.cell.build((batch, self.embedding_dim + value_dim))
+        if self.conditional:
+            self.input_cell.build((batch, self.embedding_dim))
+            self.cell.build((batch, value_dim))
+        else:
+            self.cell.build((batch, self.embedding_dim + value_dim))
         output_inputs = self.units + (value_dim + self.embedding_dim if self.deep_output else 0)
         self.output_layer.build((batch, output_inputs))
 
@@ -110,11 +131,16 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     def _recur(self, embedded_previous, state, memory, training=None):
         """One GRU step with attention; returns `(s_t, c_t, alpha_t)`."""
+        if self.conditional:
+            state, _ = self.input_cell(embedded_previous, state, training=training)  # s'_t: (batch, units)
         context, weights = self.attention(
             state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"]
         )  # (batch, value_dim), (batch, src_len)
-        cell_input = ops.concatenate([embedded_previous, context], axis=-1)  # (batch, emb + value_dim)
-        new_state, _ = self.cell(cell_input, state, training=training)  # (batch, units)
+        if self.conditional:
+            new_state, _ = self.cell(context, state, training=training)  # (batch, units)
+        else:
+            cell_input = ops.concatenate([embedded_previous, context], axis=-1)  # (batch, emb + value_dim)
+            new_state, _ = self.cell(cell_input, state, training=training)  # (batch, units)
         return new_state, context, weights
 
     def _logits(self, states, contexts, embedded_previous):
@@ -190,6 +216,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 "attention_units": self.attention_units,
                 "deep_output": self.deep_output,
                 "teacher_forcing_ratio": self.teacher_forcing_ratio,
+                "conditional": self.conditional,
                 "seed": self.seed,
             }
         )

@@ -37,6 +37,8 @@ class Seq2Seq(BuiltByExample, keras.Model):
         attention_units: hidden size of the scoring network.
         deep_output: output layer reads `[s_t; c_t; e(y_{t-1})]`.
         teacher_forcing_ratio: see `AttentionGRUDecoder`.
+        conditional: attentional decoder only: the conditional GRU step
+            (the query reads `e(y_{t-1})` first; see `AttentionGRUDecoder`).
         start_id, stop_id, pad_id: the special token ids.
         max_output_length: default length limit for decoding.
     """
@@ -54,6 +56,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
         attention_units=None,
         deep_output=False,
         teacher_forcing_ratio=1.0,
+        conditional=False,
         start_id=1,
         stop_id=2,
         pad_id=0,
@@ -72,6 +75,12 @@ class Seq2Seq(BuiltByExample, keras.Model):
         self.attention_units = attention_units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = teacher_forcing_ratio
+        if conditional and not attention:
+            raise ValueError(
+                "`conditional` is a step of the attentional decoder. "
+                f"Received: conditional={conditional}, attention={attention}"
+            )
+        self.conditional = conditional
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = GRUEncoder(
@@ -82,7 +91,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
             self.decoder = AttentionGRUDecoder(
                 target_vocab_size, embedding_dim, units, attention_units=attention_units,
                 deep_output=deep_output, teacher_forcing_ratio=teacher_forcing_ratio,
-                name="decoder",
+                conditional=conditional, name="decoder",
             )
         else:
             self.decoder = PlainGRUDecoder(target_vocab_size, embedding_dim, units, option=option, name="decoder")
@@ -237,6 +246,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
             "attention_units": self.attention_units,
             "deep_output": self.deep_output,
             "teacher_forcing_ratio": self.teacher_forcing_ratio,
+            "conditional": self.conditional,
             "start_id": self.start_id,
             "stop_id": self.stop_id,
             "pad_id": self.pad_id,

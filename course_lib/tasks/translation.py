@@ -58,6 +58,7 @@ class TranslationConfig:
     max_output_length: int = 24
     seed: int = 0
     steps_per_execution: int = 25
+    conditional: bool = False
 
     @classmethod
     def for_profile(cls, profile=None, **overrides):
@@ -132,6 +133,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
         embedding_dim=config.embedding_dim, units=config.units, attention=config.attention,
         bidirectional=True, deep_output=config.attention, attention_units=config.attention_units,
         max_output_length=config.max_output_length,
+        conditional=config.conditional and config.attention,
     )
     model.build()
     # No XLA: the decoder's dynamic-length while loop does not compile there.
