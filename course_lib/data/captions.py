@@ -1,18 +1,15 @@
-"""Caption text: word tokens, a word vocabulary and padded id arrays.
+"""Caption text: word tokens, the caption vocabulary and padded id arrays.
 
-Special ids follow the project convention: `<pad>`=0, `<GO>`=1, `<stop>`=2,
-`<unk>`=3; words follow in order of decreasing frequency (ties broken
-alphabetically, so the vocabulary is deterministic).
+The vocabulary is the course's `text.Vocabulary` (special ids `<pad>`=0,
+`<GO>`=1, `<stop>`=2, `<unk>`=3), built over captions cleaned the caption
+way: lower-cased, punctuation dropped.
 """
 
-import json
 import re
-from collections import Counter
 
 import numpy as np
 
-PAD, GO, STOP, UNK = 0, 1, 2, 3
-SPECIAL_TOKENS = ["<pad>", "<GO>", "<stop>", "<unk>"]
+from course_lib.text.vocabulary import GO, STOP, Vocabulary
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
@@ -28,71 +25,22 @@ def tokenize_caption(text):
     return _WORD.findall(text.lower())
 
 
-class CaptionVocabulary:
-    """Maps caption words to ids and back.
+def caption_vocabulary(captions, min_count=1, max_size=None):
+    """The word vocabulary of `captions` (strings), as a `text.Vocabulary`.
+
+    Captions are cleaned by `tokenize_caption` first, so the vocabulary holds
+    lower-case words without punctuation; ids and saving are those of every
+    other vocabulary in the course (`<pad>`=0 ... `<unk>`=3, then words by
+    decreasing frequency, ties alphabetical).
 
     Args:
-        words: the words after the four special tokens, in id order.
+        min_count: words seen fewer times become `<unk>`.
+        max_size: keep at most this many ids in all (specials included).
     """
-
-    def __init__(self, words):
-        words = list(words)
-        duplicates = sorted({w for w in words if words.count(w) > 1}) if len(set(words)) != len(words) else []
-        if duplicates or any(w in SPECIAL_TOKENS for w in words):
-            raise ValueError(
-                f"Vocabulary words must be unique and not special tokens. Received duplicates={duplicates[:5]}"
-            )
-        self.tokens = SPECIAL_TOKENS + words
-        self.index = {token: i for i, token in enumerate(self.tokens)}
-
-    @classmethod
-    def build(cls, captions, min_count=1, max_size=None):
-        """Builds the vocabulary of `captions` (strings).
-
-        Args:
-            min_count: words seen fewer times become `<unk>`.
-            max_size: keep at most this many ids in all (specials included).
-        """
-        if min_count < 1:
-            raise ValueError(f"`min_count` must be at least 1. Received: min_count={min_count}")
-        counts = Counter(word for caption in captions for word in tokenize_caption(caption))
-        words = sorted((w for w, c in counts.items() if c >= min_count), key=lambda w: (-counts[w], w))
-        if max_size is not None:
-            if max_size <= len(SPECIAL_TOKENS):
-                raise ValueError(f"`max_size` must exceed {len(SPECIAL_TOKENS)}. Received: max_size={max_size}")
-            words = words[: max_size - len(SPECIAL_TOKENS)]
-        return cls(words)
-
-    def __len__(self):
-        return len(self.tokens)
-
-    def encode(self, caption):
-        """Word ids of one caption (no `<GO>`/`<stop>`)."""
-        return [self.index.get(word, UNK) for word in tokenize_caption(caption)]
-
-    def decode(self, ids):
-        """Words of a list of ids, cut at the first `<stop>`, specials dropped."""
-        words = []
-        for token in ids:
-            token = int(token)
-            if token == STOP:
-                break
-            if token in (PAD, GO):
-                continue
-            if not 0 <= token < len(self.tokens):
-                raise ValueError(f"Token id out of range [0, {len(self.tokens)}). Received: {token}")
-            words.append(self.tokens[token])
-        return " ".join(words)
-
-    def to_json(self):
-        return json.dumps({"tokens": self.tokens})
-
-    @classmethod
-    def from_json(cls, text):
-        tokens = json.loads(text)["tokens"]
-        if tokens[: len(SPECIAL_TOKENS)] != SPECIAL_TOKENS:
-            raise ValueError(f"Not a caption vocabulary: first tokens are {tokens[:4]}")
-        return cls(tokens[len(SPECIAL_TOKENS):])
+    cleaned = [" ".join(tokenize_caption(caption)) for caption in captions]
+    return Vocabulary.from_texts(
+        cleaned, level="word", max_size=max_size, min_count=min_count, lowercase=False, split_punctuation=False
+    )
 
 
 def caption_arrays(vocabulary, captions, max_length=None):
@@ -103,7 +51,7 @@ def caption_arrays(vocabulary, captions, max_length=None):
         `w_1 .. w_T <stop>`, padded with 0. Captions longer than
         `max_length - 1` words are cut (the `<stop>` is always kept).
     """
-    encoded = [vocabulary.encode(c) for c in captions]
+    encoded = [vocabulary.lookup(tokenize_caption(c)) for c in captions]
     if not encoded:
         raise ValueError("Need at least one caption. Received: 0 captions")
     longest = max(len(e) for e in encoded) + 1

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.data.captions import CaptionVocabulary, caption_arrays
+from course_lib.data.captions import caption_arrays, caption_vocabulary
+from course_lib.text.vocabulary import Vocabulary
 from course_lib.training.profiles import current_profile
 
 SETTINGS = {
@@ -49,7 +50,7 @@ class CaptioningRun:
 
     Attributes:
         model: the `ImageCaptioner`.
-        vocabulary: its `CaptionVocabulary`.
+        vocabulary: its word `Vocabulary` (`data.captions.caption_vocabulary`).
         settings: dataset, encoder, decoder, sizes and seeds (saved as `run.json`).
         history: Keras history dict (loss, token_accuracy, val_...).
         train_seconds: wall time of `fit`.
@@ -58,7 +59,7 @@ class CaptioningRun:
     """
 
     model: object
-    vocabulary: CaptionVocabulary
+    vocabulary: Vocabulary
     settings: dict
     history: dict = field(default_factory=dict)
     train_seconds: float = 0.0
@@ -220,13 +221,13 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     if dataset == "shapes":
         parts = parts if parts is not None else load_shapes_parts(settings)
         train_captions = parts["train"].captions
-        vocabulary = CaptionVocabulary.build(train_captions)
+        vocabulary = caption_vocabulary(train_captions)
         settings["max_length"] = max(len(c.split()) for c in train_captions) + 1
         pair_index = {name: np.arange(len(part)) for name, part in parts.items()}
         pair_captions = {name: part.captions for name, part in parts.items()}
     else:
         parts = load_flickr_parts(settings, settings["image_size"] if settings["encoder"] == "small" else 224)
-        vocabulary = CaptionVocabulary.build(
+        vocabulary = caption_vocabulary(
             [c for refs in parts["train"].captions for c in refs], min_count=settings["min_count"]
         )
         settings["max_length"] = settings["max_words"] + 1
@@ -311,7 +312,7 @@ def save_run(run, out_dir, metrics=None):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     run.model.save(out_dir / "model.keras")
-    (out_dir / "vocabulary.json").write_text(run.vocabulary.to_json())
+    run.vocabulary.save(out_dir / "vocabulary.json")
     record = {"settings": run.settings, "history": {k: [float(x) for x in v] for k, v in run.history.items()}}
     if metrics is not None:
         record["metrics"] = metrics
@@ -330,7 +331,7 @@ def load_run(model_dir):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(f"{model_dir} is not a captioning run folder: {name} is missing")
     model = keras.models.load_model(model_dir / "model.keras")
-    vocabulary = CaptionVocabulary.from_json((model_dir / "vocabulary.json").read_text())
+    vocabulary = Vocabulary.load(model_dir / "vocabulary.json")
     settings = json.loads((model_dir / "run.json").read_text())["settings"]
     return model, vocabulary, settings
 
