@@ -48,3 +48,24 @@ def test_reversal_dataset_holds_the_generator_batches_one_length_each():
         assert 0 not in inputs["source"].numpy()  # no padding left in a batch
         count += 1
     assert count == 12
+
+
+def test_array_dataset_batches_every_row_once_and_reshuffles_each_epoch():
+    from course_lib.training.fit import array_dataset
+
+    inputs = {"a": np.arange(10), "b": np.arange(10) * 10}
+    targets = np.arange(10) + 100
+    plain = array_dataset(inputs, targets, batch_size=4)
+    assert plain.options().autotune.enabled is False
+    batches = list(plain)
+    assert [len(t) for _, t in batches] == [4, 4, 2]
+    np.testing.assert_array_equal(np.concatenate([x["a"] for x, _ in batches]), np.arange(10))
+    shuffled = array_dataset(inputs, targets, batch_size=4, shuffle=True, seed=3)
+    first = np.concatenate([t for _, t in shuffled])
+    second = np.concatenate([t for _, t in shuffled])
+    assert sorted(first) == list(range(100, 110)) and not np.array_equal(first, second)
+    for x, t in shuffled:  # rows stay together
+        np.testing.assert_array_equal(x["a"] + 100, t)
+        np.testing.assert_array_equal(x["b"], x["a"] * 10)
+    with pytest.raises(ValueError, match=r"row counts \[9, 10\]"):
+        array_dataset(inputs, targets[:9], batch_size=4)

@@ -206,6 +206,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     """
     import keras
 
+    from course_lib.training.fit import fit_arrays
+
     if decoder not in DECODER_CHOICES:
         raise ValueError(f"`decoder` must be one of {DECODER_CHOICES}. Received: decoder={decoder!r}")
     if dataset == "flickr8k" and (images is None or captions is None):
@@ -250,8 +252,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     train_x = {**_expand(inputs["train"], pair_index["train"]), "target_in": target_in}
     valid_x = {**_expand(inputs["valid"], pair_index["valid"]), "target_in": valid_in}
     start = time.perf_counter()
-    history = model.fit(train_x, target_out, batch_size=settings["batch_size"], epochs=settings["epochs"],
-                        validation_data=(valid_x, valid_out), verbose=verbose)
+    history = fit_arrays(model, train_x, target_out, batch_size=settings["batch_size"], epochs=settings["epochs"],
+                         validation_data=(valid_x, valid_out), seed=seed, verbose=verbose)
     seconds = time.perf_counter() - start
     settings["train_seconds"] = round(seconds, 2)
     return CaptioningRun(model, vocabulary, settings, history.history, seconds, parts, inputs)

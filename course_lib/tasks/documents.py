@@ -153,6 +153,7 @@ def train_documents(
     import keras
 
     from course_lib.text.documents import DocumentPipeline
+    from course_lib.training.fit import fit_arrays
 
     kind = data_kind(data)
     splits = splits or load_splits(data, seed=seed, sizes=sizes)
@@ -189,9 +190,9 @@ def train_documents(
         )
     ]
     start = time.perf_counter()
-    history = model.fit(
-        x_train, train.labels, validation_data=(x_valid, valid.labels),
-        batch_size=batch_size, epochs=epochs, verbose=verbose, callbacks=callbacks, shuffle=True,
+    history = fit_arrays(
+        model, x_train, train.labels, validation_data=(x_valid, valid.labels),
+        batch_size=batch_size, epochs=epochs, verbose=verbose, callbacks=callbacks, shuffle=True, seed=seed,
     )
     seconds = time.perf_counter() - start
     settings = {
@@ -360,6 +361,7 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, **
     from course_lib.data.dialogs import dialog_splits, encode_dialogs
     from course_lib.models.dialog import HierarchicalDialogModel
     from course_lib.text.vocabulary import Vocabulary
+    from course_lib.training.fit import fit_arrays
 
     train_size, test_size = sizes or pick(fast=(1200, 200), full=(4000, 500))
     epochs = epochs or pick(fast=8, full=30)
@@ -373,9 +375,9 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, **
     model = HierarchicalDialogModel(len(vocabulary), attention=attention, **model_kwargs)
     model.compile(keras.optimizers.Adam(3e-3, clipnorm=5.0))
     start = time.perf_counter()
-    model.fit(
-        {"context": arrays["train"]["context"], "target_in": arrays["train"]["target_in"]},
-        arrays["train"]["target_out"], batch_size=32, epochs=epochs, verbose=verbose,
+    fit_arrays(
+        model, {"context": arrays["train"]["context"], "target_in": arrays["train"]["target_in"]},
+        arrays["train"]["target_out"], batch_size=32, epochs=epochs, verbose=verbose, seed=seed,
     )
     seconds = time.perf_counter() - start
     generated = model.generate(arrays["test"]["context"])

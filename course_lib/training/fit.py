@@ -67,6 +67,45 @@ def without_autotune(dataset):
     return dataset.with_options(options)
 
 
+def array_dataset(inputs, targets, batch_size, shuffle=False, seed=0):
+    """NumPy inputs and targets (nests of arrays) as a batched `tf.data.Dataset`.
+
+    What Keras builds from arrays, minus the autotuning thread (see
+    `without_autotune`): the arrays are held once, and each batch gathers its
+    rows; with `shuffle`, the row order is drawn again every epoch from `seed`.
+    """
+    import tensorflow as tf
+
+    rows = {len(array) for array in keras.tree.flatten((inputs, targets))}
+    if len(rows) != 1:
+        raise ValueError(f"Inputs and targets must have the same number of rows. Received: row counts {sorted(rows)}")
+    if batch_size < 1:
+        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
+    count = rows.pop()
+    tensors = keras.tree.map_structure(tf.convert_to_tensor, (inputs, targets))
+    indices = tf.data.Dataset.range(count)
+    if shuffle:
+        indices = indices.shuffle(count, seed=seed, reshuffle_each_iteration=True)
+    batches = indices.batch(batch_size).map(
+        lambda index: keras.tree.map_structure(lambda tensor: tf.gather(tensor, index), tensors)
+    )
+    return without_autotune(batches.prefetch(2))
+
+
+def fit_arrays(model, inputs, targets, batch_size, epochs, validation_data=None, shuffle=True, seed=0, **kwargs):
+    """`model.fit` on NumPy arrays, through `array_dataset` on TensorFlow.
+
+    Other backends get the arrays as they are. Returns the `History`.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return model.fit(inputs, targets, batch_size=batch_size, epochs=epochs,
+                         validation_data=validation_data, shuffle=shuffle, **kwargs)
+    if validation_data is not None:
+        validation_data = array_dataset(*validation_data, batch_size=batch_size)
+    return model.fit(array_dataset(inputs, targets, batch_size, shuffle=shuffle, seed=seed), epochs=epochs,
+                     validation_data=validation_data, **kwargs)
+
+
 def _build_before_distributed_fit(model, dataset):
     """Builds the model and its compiled loss/metrics on one real batch.
 
