@@ -6,7 +6,7 @@ import tensorflow as tf
 
 from course_lib.data import reversal
 from course_lib.training import threads
-from course_lib.training.fit import without_autotune
+from course_lib.data.tf_data import array_dataset, without_autotune
 
 
 def test_thread_counts_must_be_positive():
@@ -51,8 +51,6 @@ def test_reversal_dataset_holds_the_generator_batches_one_length_each():
 
 
 def test_array_dataset_batches_every_row_once_and_reshuffles_each_epoch():
-    from course_lib.training.fit import array_dataset
-
     inputs = {"a": np.arange(10), "b": np.arange(10) * 10}
     targets = np.arange(10) + 100
     plain = array_dataset(inputs, targets, batch_size=4)

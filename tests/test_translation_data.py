@@ -7,6 +7,7 @@ import pytest
 
 from course_lib.data import hindi_english as corpus
 from course_lib.data.tatoeba import load_tatoeba, parse_lines
+from line_reports import load_reporting
 
 
 @pytest.fixture(scope="module")
@@ -101,12 +102,7 @@ TATOEBA_FIXTURE = (
 def test_tatoeba_reads_good_lines_and_reports_malformed_ones(tmp_path):
     path = tmp_path / "hin.txt"
     path.write_text(TATOEBA_FIXTURE, encoding="utf-8")
-    with pytest.warns(UserWarning) as record:
-        pairs = load_tatoeba(path)
-    message = str(record[0].message)
-    for line_number in (3, 4, 5, 6):
-        assert f"line {line_number}:" in message
-    assert "4 malformed" in message
+    pairs = load_reporting(load_tatoeba, path, (3, 4, 5, 6))
     assert [p.english for p in pairs] == ["Go.", "Run!", "I am going home."]
     assert pairs[2].hindi == "मैं घर जा रहा हूँ।" and pairs[2].line_number == 8
     assert pairs[0].attribution.startswith("CC-BY")

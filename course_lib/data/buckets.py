@@ -15,6 +15,7 @@ each holds words of nearly equal length.
 
 import numpy as np
 
+from course_lib.data.tf_data import without_autotune
 from course_lib.text.vocabulary import GO, PAD, STOP
 
 
@@ -137,7 +138,7 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, 
         {"source": tf.TensorSpec((None, None), tf.int32), "target_in": tf.TensorSpec((None, None), tf.int32)},
         tf.TensorSpec((None, None), tf.int32),
     )
-    return tf.data.Dataset.from_generator(generate, output_signature=spec).prefetch(2)
+    return without_autotune(tf.data.Dataset.from_generator(generate, output_signature=spec).prefetch(2))
 
 
 def batched_generate(model, source, batch_size=512, **generate_kwargs):

@@ -7,6 +7,8 @@ L-1-t (the anti-diagonal), which makes the task a clean test of attention.
 
 import numpy as np
 
+from course_lib.data.tf_data import without_autotune
+
 PAD, GO, STOP, UNK = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "<GO>", "<stop>", "<unk>"]
 DIGIT_OFFSET = len(SPECIAL_TOKENS)
@@ -66,44 +68,6 @@ def test_set(length, count=500, seed=1234):
 
 
 def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
-    """The batches of `training_batches` as a `tf.data.Dataset` of variable length.
-
-    All batches are drawn up front (2,500 batches of 64 take about 20 MB) and
-    stored padded to `max_length`; each element is cut back to its own length.
-    The pipeline runs no Python while training, and its element shapes are
-    `(batch_size, None)`, so a compiled train step serves every length.
-    """
-    import tensorflow as tf
-
-    batches = list(training_batches(num_batches, batch_size, min_length, max_length, seed))
-    lengths = np.asarray([inputs["source"].shape[1] for inputs, _ in batches], "int32")
-
-    def padded(arrays, width):  # (num_batches, batch, width), zeros = <pad>
-        out = np.full((len(arrays), batch_size, width), PAD, "int32")
-        for index, array in enumerate(arrays):
-            out[index, :, : array.shape[1]] = array
-        return out
-
-    sources = padded([inputs["source"] for inputs, _ in batches], max_length)
-    targets_in = padded([inputs["target_in"] for inputs, _ in batches], max_length + 1)
-    targets_out = padded([target for _, target in batches], max_length + 1)
-
-    def cut(source, target_in, target_out, length):
-        inputs = {"source": source[:, :length], "target_in": target_in[:, : length + 1]}
-        return inputs, target_out[:, : length + 1]
-
-    dataset = tf.data.Dataset.from_tensor_slices((sources, targets_in, targets_out, lengths))
-    return dataset.map(cut).prefetch(4)
-
-
-def test_set(length, count=500, seed=1234):
-    """A fixed set of `count` strings of one length, (source, target_out)."""
-    rng = np.random.default_rng(seed + length)
-    source, _, target_out = make_examples(random_digits(rng, count, length))
-    return source, target_out
-
-
-def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
     """The training batches as a `tf.data.Dataset` with variable length."""
     import tensorflow as tf
 
@@ -114,7 +78,7 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
         },
         tf.TensorSpec((None, None), tf.int32),
     )
-    return tf.data.Dataset.from_generator(
+    return without_autotune(tf.data.Dataset.from_generator(
         lambda: training_batches(num_batches, batch_size, min_length, max_length, seed),
         output_signature=spec,
-    ).prefetch(4)
+    ).prefetch(4))

@@ -136,11 +136,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         context, weights = self.attention(
             state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"]
         )  # (batch, value_dim), (batch, src_len)
-        if self.conditional:
-            new_state, _ = self.cell(context, state, training=training)  # (batch, units)
-        else:
-            cell_input = ops.concatenate([embedded_previous, context], axis=-1)  # (batch, emb + value_dim)
-            new_state, _ = self.cell(cell_input, state, training=training)  # (batch, units)
+        # The conditional step has read e(y_{t-1}) already; the lecture's reads it with c_t.
+        cell_input = context if self.conditional else ops.concatenate([embedded_previous, context], axis=-1)
+        new_state, _ = self.cell(cell_input, state, training=training)  # (batch, units)
         return new_state, context, weights
 
     def _logits(self, states, contexts, embedded_previous):

@@ -154,8 +154,8 @@ def check_apply_mask(apply_mask):
 def check_softmax(softmax):
     rng = _rng(3)
     scores = rng.normal(size=(3, 5))
-    check_shape(softmax(scores), (3, 5), "softmax(scores)")
-    weights = check_weights(softmax(scores), name="softmax(scores) of shape (3, 5)")
+    weights = check_weights(check_shape(softmax(scores), (3, 5), "softmax(scores)"),
+                            name="softmax(scores) of shape (3, 5)")
     worked = check_shape(softmax(np.array([[0.0, 0.0, np.log(3.5), np.log(3.5), 0.0]])), (1, 5), "softmax(scores)")
     check_close(worked, [[0.1, 0.1, 0.35, 0.35, 0.1]], "softmax of the lecture's scores [0, 0, ln 3.5, ln 3.5, 0]",
                 hint="alpha_j = exp(e_j) / sum_j' exp(e_j').")

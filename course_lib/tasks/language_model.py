@@ -11,11 +11,11 @@ import keras
 import numpy as np
 
 from course_lib.data import char_corpus
+from course_lib.data.tf_data import without_autotune
 from course_lib.losses import MaskedTokenLoss
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel
 from course_lib.training import pick
-from course_lib.training.fit import without_autotune
 
 
 def default_settings(profile=None):
@@ -74,7 +74,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     stream = batches(train, settings["batch_size"], seed=seed)
     start = time.perf_counter()
     history = model.fit(
-        without_autotune(_as_dataset(stream)), epochs=max(1, settings["steps"] // report_every),
+        _as_dataset(stream), epochs=max(1, settings["steps"] // report_every),
         steps_per_epoch=report_every, verbose=verbose,
     )
     seconds = time.perf_counter() - start
@@ -94,7 +94,7 @@ def _as_dataset(stream):
 
     sample_inputs, _ = next(stream)
     spec = tf.TensorSpec((None, sample_inputs.shape[1]), tf.int32)
-    return tf.data.Dataset.from_generator(lambda: stream, output_signature=(spec, spec))
+    return without_autotune(tf.data.Dataset.from_generator(lambda: stream, output_signature=(spec, spec)))
 
 
 def evaluate_perplexity(layer, split, batch_size=500):

@@ -111,14 +111,6 @@ def encode_pairs(pairs, direction, source_vocab, target_vocab):
     return {"source": source, "target_in": target_in}, target_out
 
 
-def _dataset(inputs, target_out, batch_size, seed):
-    import tensorflow as tf
-
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, target_out))
-    dataset = dataset.shuffle(len(target_out), seed=seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size).prefetch(2)
-
-
 # -- the model and the translator --------------------------------------------------------
 
 
@@ -265,7 +257,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     Returns:
         `(translator, seconds)`.
     """
-    from course_lib.training.fit import without_autotune
+    from course_lib.data.tf_data import array_dataset
 
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
@@ -295,14 +287,14 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
             print(f"Already trained for {translator.epochs_done} epochs (asked {config.epochs}); nothing to do.")
         return translator, 0.0
     inputs, target_out = encode_pairs(train_pairs, config.direction, translator.source_vocab, translator.target_vocab)
-    dataset = _dataset(inputs, target_out, config.batch_size, config.seed)
+    dataset = array_dataset(inputs, target_out, config.batch_size, shuffle=True, seed=config.seed)
     validation = None
     if valid_pairs:
         valid_inputs, valid_out = encode_pairs(valid_pairs, config.direction, translator.source_vocab, translator.target_vocab)
         validation = (valid_inputs, valid_out)
     start = time.perf_counter()
     translator.model.fit(
-        without_autotune(dataset), epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
+        dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
         validation_data=validation, validation_batch_size=256,
         callbacks=[_checkpoint_callback(translator, out_dir)],
     )

@@ -305,7 +305,6 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
         `epochs_done`.
     """
     from course_lib.data.buckets import as_dataset
-    from course_lib.training.fit import without_autotune
 
     if not train_pairs:
         raise ValueError("No training pairs. Received: 0 pairs")
@@ -336,7 +335,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     history = {}
     if initial_epoch < config.epochs:
         fitted = model.fit(
-            without_autotune(dataset), epochs=config.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
+            dataset, epochs=config.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
             validation_data=validation, callbacks=callbacks, verbose=verbose,
         )
         history = fitted.history

@@ -30,7 +30,6 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     _build_before_distributed_fit(model, dataset)
     epochs, remainder = divmod(steps, report_every)
     timer = StepTimer()
-    dataset = without_autotune(dataset)
     history = model.fit(
         dataset.repeat() if hasattr(dataset, "repeat") else dataset,
         epochs=epochs,
@@ -49,54 +48,13 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     return history, seconds
 
 
-def without_autotune(dataset):
-    """Turns off tf.data's autotuning thread for `dataset` (other inputs pass through).
-
-    Deleting an iterator waits for that thread, which sleeps between tuning
-    rounds: at the end of a long `fit` on a 2-core CPU this wait was measured
-    at 31-35 s of idle time in three runs out of five, longer than the whole
-    evaluation. Our pipelines set their own prefetch sizes, so there is
-    nothing to tune.
-    """
-    if not hasattr(dataset, "with_options"):
-        return dataset
-    import tensorflow as tf
-
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return dataset.with_options(options)
-
-
-def array_dataset(inputs, targets, batch_size, shuffle=False, seed=0):
-    """NumPy inputs and targets (nests of arrays) as a batched `tf.data.Dataset`.
-
-    What Keras builds from arrays, minus the autotuning thread (see
-    `without_autotune`): the arrays are held once, and each batch gathers its
-    rows; with `shuffle`, the row order is drawn again every epoch from `seed`.
-    """
-    import tensorflow as tf
-
-    rows = {len(array) for array in keras.tree.flatten((inputs, targets))}
-    if len(rows) != 1:
-        raise ValueError(f"Inputs and targets must have the same number of rows. Received: row counts {sorted(rows)}")
-    if batch_size < 1:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
-    count = rows.pop()
-    tensors = keras.tree.map_structure(tf.convert_to_tensor, (inputs, targets))
-    indices = tf.data.Dataset.range(count)
-    if shuffle:
-        indices = indices.shuffle(count, seed=seed, reshuffle_each_iteration=True)
-    batches = indices.batch(batch_size).map(
-        lambda index: keras.tree.map_structure(lambda tensor: tf.gather(tensor, index), tensors)
-    )
-    return without_autotune(batches.prefetch(2))
-
-
 def fit_arrays(model, inputs, targets, batch_size, epochs, validation_data=None, shuffle=True, seed=0, **kwargs):
-    """`model.fit` on NumPy arrays, through `array_dataset` on TensorFlow.
+    """`model.fit` on NumPy arrays, through `data.tf_data.array_dataset` on TensorFlow.
 
     Other backends get the arrays as they are. Returns the `History`.
     """
+    from course_lib.data.tf_data import array_dataset
+
     if keras.backend.backend() != "tensorflow":
         return model.fit(inputs, targets, batch_size=batch_size, epochs=epochs,
                          validation_data=validation_data, shuffle=shuffle, **kwargs)
