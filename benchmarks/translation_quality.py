@@ -30,15 +30,22 @@ def main(argv=None):
     parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--conditional", action="store_true", default=None,
                         help="conditional GRU decoder step (the query reads the previous word first)")
+    parser.add_argument("--alignment-loss-weight", type=float, default=None,
+                        help="supervise attention with the gold alignment (squared error, this weight)")
+    parser.add_argument("--supervised-pairs", type=int, default=None,
+                        help="with --alignment-loss-weight: only this many training pairs carry the gold alignment")
     parser.add_argument("--beam", type=int, default=4)
     parser.add_argument("--out", default="runs/translation")
     args = parser.parse_args(argv)
 
     config = task.TranslationConfig.for_profile(
         direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate,
-        conditional=args.conditional)
+        conditional=args.conditional, alignment_loss_weight=args.alignment_loss_weight,
+        supervised_pairs=args.supervised_pairs)
     config.attention = not args.no_attention
     name = args.direction + ("-plain" if args.no_attention else "") + ("-conditional" if args.conditional else "")
+    name += f"-supervised{args.alignment_loss_weight:g}" if args.alignment_loss_weight else ""
+    name += f"-on{args.supervised_pairs}" if args.supervised_pairs is not None else ""
     out_dir = Path(args.out) / name
     parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
     print(f"{name}: profile {current_profile()}, {len(parts['train'])} training pairs, "

@@ -1,6 +1,8 @@
-"""Token-level loss and accuracy that ignore padding (id 0)."""
+"""Token-level loss and accuracy that ignore padding (id 0), and the loss that
+supervises attention with a gold alignment."""
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -53,3 +55,65 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
 
     def get_config(self):
         return {**super().get_config(), "pad_id": self.pad_id}
+
+
+# -- supervised attention ------------------------------------------------------------------
+
+
+def oracle_weights(gold_links, target_length, source_length):
+    """The lecture's "oracle" attention weights from a gold word alignment.
+
+    Target word `t` spreads its weight evenly over the source words linked to
+    it (two links: 0.5 each, as for "going" <- "ja", "raha"); a word linked to
+    nothing, the `<stop>` step and padding get a row of zeros, which the loss
+    below skips.
+
+    Args:
+        gold_links: per example, a list over target words of the linked source
+            positions (a set/list of ints, or an empty set).
+        target_length, source_length: padded sizes of the result.
+
+    Returns:
+        float32 array `(batch, target_length, source_length)`.
+    """
+    weights = np.zeros((len(gold_links), target_length, source_length), dtype="float32")
+    for example, links_per_word in enumerate(gold_links):
+        if len(links_per_word) > target_length:
+            raise ValueError(
+                f"Example {example} has {len(links_per_word)} target words. "
+                f"Received: target_length={target_length}"
+            )
+        for step, links in enumerate(links_per_word):
+            links = sorted(links or ())
+            if links and max(links) >= source_length:
+                raise ValueError(
+                    f"Example {example}, target word {step} links source position {max(links)}. "
+                    f"Received: source_length={source_length}"
+                )
+            weights[example, step, links] = 1.0 / max(len(links), 1)
+    return weights
+
+
+def attention_supervision_loss(oracle, alignments):
+    """Squared error between oracle and predicted attention weights.
+
+    `L_att = (1/N) sum_{t with links} sum_j (alpha_true_tj - alpha_tj)^2`, the
+    loss the lecture would add to the translation loss if the true weights
+    were known during training; `N` counts target steps that have gold links.
+
+    Args:
+        oracle: `(batch, tgt_len, src_len)` from `oracle_weights`.
+        alignments: the model's weights `alpha`, same shape.
+    """
+    known_differ = len(oracle.shape) != len(alignments.shape) or any(
+        a is not None and b is not None and a != b for a, b in zip(oracle.shape, alignments.shape)
+    )
+    if known_differ:
+        raise ValueError(
+            "Oracle and predicted attention weights must have the same shape. "
+            f"Received: oracle.shape={oracle.shape}, alignments.shape={alignments.shape}"
+        )
+    oracle = ops.cast(oracle, alignments.dtype)
+    linked = ops.cast(ops.sum(oracle, axis=-1) > 0, alignments.dtype)  # (batch, tgt_len)
+    per_step = ops.sum(ops.square(oracle - alignments), axis=-1)  # (batch, tgt_len)
+    return ops.sum(per_step * linked) / ops.maximum(ops.sum(linked), 1.0)

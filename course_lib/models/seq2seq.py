@@ -8,7 +8,7 @@ from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
-from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 
 
@@ -22,6 +22,13 @@ class Seq2Seq(BuiltByExample, keras.Model):
     `(batch, tgt_len, vocab)` to be compared with `target_out` (the target
     followed by `<stop>`), so it works with `fit`, `evaluate` and `predict`.
     `predict` given only the sources decodes them greedily.
+
+    Supervised attention (optional; the lecture's thought experiment of
+    knowing the true weights during training): with `alignment_loss_weight > 0`, training
+    inputs also carry `"alignment"`, the oracle weights `(batch, tgt_len,
+    src_len)` of `losses.oracle_weights`, and
+    `alignment_loss_weight * attention_supervision_loss(oracle, alpha)` is
+    added to the token loss (`add_loss`). Evaluation and decoding ignore it.
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (padding = 0).
@@ -39,6 +46,8 @@ class Seq2Seq(BuiltByExample, keras.Model):
         teacher_forcing_ratio: see `AttentionGRUDecoder`.
         conditional: attentional decoder only: the conditional GRU step
             (the query reads `e(y_{t-1})` first; see `AttentionGRUDecoder`).
+        alignment_loss_weight: weight of the supervised-attention loss
+            (0: attention learns from the translation loss alone).
         start_id, stop_id, pad_id: the special token ids.
         max_output_length: default length limit for decoding.
     """
@@ -57,6 +66,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
         deep_output=False,
         teacher_forcing_ratio=1.0,
         conditional=False,
+        alignment_loss_weight=0.0,
         start_id=1,
         stop_id=2,
         pad_id=0,
@@ -81,6 +91,12 @@ class Seq2Seq(BuiltByExample, keras.Model):
                 f"Received: conditional={conditional}, attention={attention}"
             )
         self.conditional = conditional
+        if alignment_loss_weight < 0 or (alignment_loss_weight and not attention):
+            raise ValueError(
+                "`alignment_loss_weight` must be >= 0, and supervises the attentional decoder only. "
+                f"Received: alignment_loss_weight={alignment_loss_weight}, attention={attention}"
+            )
+        self.alignment_loss_weight = float(alignment_loss_weight)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = GRUEncoder(
@@ -101,15 +117,16 @@ class Seq2Seq(BuiltByExample, keras.Model):
 
     @staticmethod
     def _unpack(inputs):
+        """`(source, target_in, oracle alignment or None)`."""
         if isinstance(inputs, dict):
-            if "source" not in inputs or "target_in" not in inputs:
+            if "source" not in inputs or "target_in" not in inputs or set(inputs) - {"source", "target_in", "alignment"}:
                 raise ValueError(
-                    "Seq2Seq expects a dict with keys 'source' and 'target_in'. "
+                    "Seq2Seq expects a dict with keys 'source' and 'target_in' (and optionally 'alignment'). "
                     f"Received: keys={sorted(inputs)}"
                 )
-            return inputs["source"], inputs["target_in"]
+            return inputs["source"], inputs["target_in"], inputs.get("alignment")
         if isinstance(inputs, (list, tuple)) and len(inputs) == 2:
-            return inputs
+            return inputs[0], inputs[1], None
         raise ValueError(
             "Seq2Seq expects {'source': ..., 'target_in': ...} or (source, target_in). "
             f"Received: {type(inputs).__name__}"
@@ -130,8 +147,17 @@ class Seq2Seq(BuiltByExample, keras.Model):
         return self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
 
     def call(self, inputs, training=None):
-        source, target_in = self._unpack(inputs)
-        logits, _ = self.forward(source, target_in, training=training)
+        source, target_in, oracle = self._unpack(inputs)
+        logits, alignments = self.forward(source, target_in, training=training)
+        if training and self.alignment_loss_weight:
+            if oracle is None:
+                raise ValueError(
+                    "This model supervises its attention (alignment_loss_weight="
+                    f"{self.alignment_loss_weight}), so training inputs need an 'alignment' entry "
+                    "(the oracle weights, see `losses.oracle_weights`). Received: no 'alignment'"
+                )
+            # (batch, tgt_len, src_len) against alpha of the same shape
+            self.add_loss(self.alignment_loss_weight * attention_supervision_loss(oracle, alignments))
         return logits  # (batch, tgt_len, vocab)
 
     def alignments(self, source, target_in):
@@ -247,6 +273,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
             "deep_output": self.deep_output,
             "teacher_forcing_ratio": self.teacher_forcing_ratio,
             "conditional": self.conditional,
+            "alignment_loss_weight": self.alignment_loss_weight,
             "start_id": self.start_id,
             "stop_id": self.stop_id,
             "pad_id": self.pad_id,

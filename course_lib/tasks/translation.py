@@ -59,6 +59,8 @@ class TranslationConfig:
     seed: int = 0
     steps_per_execution: int = 25
     conditional: bool = False
+    alignment_loss_weight: float = 0.0  # > 0: supervise attention with the gold alignment
+    supervised_pairs: int = None  # with supervision: only the first N training pairs carry it (None: all)
 
     @classmethod
     def for_profile(cls, profile=None, **overrides):
@@ -111,6 +113,22 @@ def encode_pairs(pairs, direction, source_vocab, target_vocab):
     return {"source": source, "target_in": target_in}, target_out
 
 
+def oracle_alignments(pairs, direction, inputs):
+    """The oracle attention weights of encoded pairs, `(batch, tgt_len, src_len)`,
+    for supervised attention; only pairs with a gold alignment qualify."""
+    from course_lib.losses import oracle_weights
+
+    missing = [index for index, pair in enumerate(pairs) if not hasattr(pair, "gold_links")]
+    if missing:
+        raise ValueError(
+            "Supervised attention needs a gold word alignment for every pair (the generated corpus has "
+            f"one; Tatoeba does not). Received: {len(missing)} of {len(pairs)} pairs without one, "
+            f"first at index {missing[0]}"
+        )
+    links = [pair.gold_links(direction) for pair in pairs]
+    return oracle_weights(links, inputs["target_in"].shape[1], inputs["source"].shape[1])
+
+
 # -- the model and the translator --------------------------------------------------------
 
 
@@ -126,6 +144,7 @@ def build_model(config, source_vocab_size, target_vocab_size):
         bidirectional=True, deep_output=config.attention, attention_units=config.attention_units,
         max_output_length=config.max_output_length,
         conditional=config.conditional and config.attention,
+        alignment_loss_weight=config.alignment_loss_weight if config.attention else 0.0,
     )
     model.build()
     # No XLA: the decoder's dynamic-length while loop does not compile there.
@@ -287,6 +306,10 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
             print(f"Already trained for {translator.epochs_done} epochs (asked {config.epochs}); nothing to do.")
         return translator, 0.0
     inputs, target_out = encode_pairs(train_pairs, config.direction, translator.source_vocab, translator.target_vocab)
+    if translator.model.alignment_loss_weight:
+        inputs["alignment"] = oracle_alignments(train_pairs, config.direction, inputs)
+        if config.supervised_pairs is not None:
+            inputs["alignment"][config.supervised_pairs:] = 0.0  # rows of zeros: no supervision
     dataset = array_dataset(inputs, target_out, config.batch_size, shuffle=True, seed=config.seed)
     validation = None
     if valid_pairs:
@@ -436,7 +459,8 @@ def _train_command(args):
     config = TranslationConfig.for_profile(
         direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
         units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
+        learning_rate=args.learning_rate, alignment_loss_weight=args.alignment_loss_weight,
+        supervised_pairs=args.supervised_pairs,
     )
     if args.no_attention:
         config.attention = False
@@ -513,6 +537,10 @@ def register_cli(commands):
     parser.add_argument("--batch-size", type=_positive_int, default=None)
     parser.add_argument("--learning-rate", type=float, default=None, help="Adam step size (default 5e-3)")
     parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
+    parser.add_argument("--alignment-loss-weight", type=float, default=None,
+                        help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
+    parser.add_argument("--supervised-pairs", type=_positive_int, default=None,
+                        help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="model folder (resumes when it holds a checkpoint)")
     parser.set_defaults(handler=_train_command)
