@@ -98,13 +98,14 @@ def _decode(model, source, beam_width, batch_size=1024):
         return tokens
 
     def beam(batch):
-        return _model_beam(model, batch, model.max_output_length, beam_width, 1.0)["tokens"]
+        tokens = _model_beam(model, batch, model.max_output_length, beam_width, 1.0)["tokens"]
+        return tokens[:, 0] if beam_width == 1 else tokens  # width 1: greedy decoding of the ensemble
 
     import keras
 
     key = (id(model), beam_width)
     if key not in _DECODERS:
-        body = greedy if beam_width == 1 else beam
+        body = greedy if beam_width == 1 and hasattr(model, "call") else beam  # Seq2Seq, or an Ensemble
 
         def stateless(values, batch):
             # Reads the weights passed in, so one compiled program serves every epoch.
@@ -132,7 +133,7 @@ def _decode(model, source, beam_width, batch_size=1024):
 def train(args):
     import keras
 
-    from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
+    from course_lib.metrics.transliteration import word_accuracy
     from course_lib.tasks import transliteration as task
     from course_lib.text.vocabulary import Vocabulary
 
@@ -146,7 +147,7 @@ def train(args):
         source, target = source[: args.limit], target[: args.limit]
     config = task.TransliterationConfig.for_profile(
         "full", units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
-        learning_rate=args.learning_rate, steps_per_execution=1,
+        learning_rate=args.learning_rate, steps_per_execution=1, model_seed=args.model_seed,
     )
     model = task.build_model(config, len(source_vocab), len(target_vocab), total_steps=1)
     if args.weight_decay > 0:
@@ -164,7 +165,7 @@ def train(args):
         source, target = source[: -args.dev], target[: -args.dev]
         dev_references = [[target_vocab.decode(row)] for row in dev_target]
     best = (-1.0, None, 0)
-    rng = np.random.default_rng(config.seed)
+    rng = np.random.default_rng(args.model_seed or 0)
     planned_epochs = args.max_epochs
     started = time.perf_counter()
     epoch_seconds = []
@@ -216,14 +217,21 @@ def train(args):
     model.save_weights(out / "transliteration.weights.h5")
     metrics = {"train_seconds": train_seconds, "epochs": len(epoch_seconds), "epoch_seconds": epoch_seconds,
                "config": {"units": config.units, "embedding_dim": config.embedding_dim,
-                          "batch_size": config.batch_size, "learning_rate": config.learning_rate},
+                          "batch_size": config.batch_size, "learning_rate": config.learning_rate,
+                          "model_seed": args.model_seed},
                "train_pairs": int(len(source)), "valid_words": len(valid["words"]),
                "regularisation": {"source_noise": args.source_noise, "target_noise": args.target_noise,
                                   "label_smoothing": args.label_smoothing, "weight_decay": args.weight_decay},
                "best_epoch": best[2], "dev_accuracy": best[0]}
+    _evaluate(model, data["valid_source"], valid, target_vocab, args.beams, metrics, out)
+
+
+def _evaluate(model, valid_source, valid, target_vocab, beams, metrics, out):
+    """Top-1 (greedy and beam), top-k and CER on the validation words; writes metrics.json."""
+    from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
+
     words, references = valid["words"], valid["references"]
-    valid_source = data["valid_source"]
-    for beam_width in args.beams:
+    for beam_width in beams:
         decode_start = time.perf_counter()
         tokens = _decode(model, valid_source, beam_width)
         if beam_width == 1:
@@ -243,6 +251,35 @@ def train(args):
                 for w, p, r in list(zip(words, predictions, references))[:40]]
     (out / "examples.json").write_text(json.dumps(examples, ensure_ascii=False, indent=1))
     print(json.dumps({k: v for k, v in metrics.items() if k != "epoch_seconds"}, indent=1))
+
+
+def ensemble(args):
+    """Decodes the validation words with the members' mean distribution."""
+    import keras
+
+    from course_lib.decoding.ensemble import Ensemble
+    from course_lib.tasks import transliteration as task
+    from course_lib.text.vocabulary import Vocabulary
+
+    data = np.load(Path(args.data) / "train.npz")
+    source_vocab = Vocabulary.load(Path(args.data) / "source_vocab.json")
+    target_vocab = Vocabulary.load(Path(args.data) / "target_vocab.json")
+    valid = json.loads((Path(args.data) / "valid.json").read_text())
+    models, members = [], []
+    for folder in args.members:
+        member = json.loads((Path(folder) / "metrics.json").read_text())
+        config = task.TransliterationConfig.for_profile(
+            "full", units=member["config"]["units"], embedding_dim=member["config"]["embedding_dim"])
+        model = task.build_model(config, len(source_vocab), len(target_vocab), total_steps=1)
+        model.build()
+        model.load_weights(Path(folder) / "transliteration.weights.h5")
+        models.append(model)
+        members.append({"folder": str(folder), **{k: member[k]["word_accuracy"] for k in member if k.startswith("beam")}})
+    print("backend:", keras.backend.backend(), "devices:", _devices(), flush=True)
+    metrics = {"members": members}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _evaluate(Ensemble(models), data["valid_source"], valid, target_vocab, args.beams, metrics, out)
 
 
 def _devices():
@@ -279,9 +316,16 @@ def main(argv=None):
     t.add_argument("--dev", type=int, default=0, help="hold out the last N training pairs to pick the best epoch")
     t.add_argument("--dev-every", type=int, default=5)
     t.add_argument("--limit", type=int, help="use only the first N training pairs (smoke test)")
+    t.add_argument("--model-seed", type=int, default=None, help="initial weights and batch order (ensemble members)")
     t.set_defaults(handler=train)
+    e = commands.add_parser("ensemble", help="decode the validation words with several trained members")
+    e.add_argument("--data", required=True)
+    e.add_argument("--members", nargs="+", required=True, help="--out folders of `train` runs")
+    e.add_argument("--out", required=True)
+    e.add_argument("--beams", type=int, nargs="+", default=[1, 5])
+    e.set_defaults(handler=ensemble)
     args = parser.parse_args(argv)
-    if args.command == "train":
+    if args.command in ("train", "ensemble"):
         os.environ.setdefault("KERAS_BACKEND", "jax")
     args.handler(args)
 

@@ -60,3 +60,30 @@ def test_clear_errors(files, capsys, tmp_path):
     wrong.write_text("ghar घर\n", encoding="utf-8")
     assert main(["train", "transliteration", "--train", str(wrong), "--out", str(tmp_path / "m")]) == 2
     assert "must be Aksharantar" in capsys.readouterr().err
+
+
+def test_members_with_other_seeds_evaluate_as_an_ensemble(files, capsys, tmp_path):
+    from course_lib.tasks.transliteration import load_run
+
+    tiny = ["--units", "16", "--embedding-dim", "8", "--batch-size", "32", "--epochs", "1"]
+    members = []
+    for seed, train_file in ((0, files["train"]), (7, files["train"]), (0, files["valid"])):
+        out = tmp_path / f"member_{seed}_{train_file.stem}"
+        assert main(["train", "transliteration", "--train", str(train_file), "--out", str(out),
+                     "--model-seed", str(seed)] + tiny) == 0
+        members.append(out)
+    first, second = (load_run(m)[0] for m in members[:2])
+    # Same data, another seed: other initial weights.
+    assert any(not (a.numpy() == b.numpy()).all() for a, b in zip(first.weights, second.weights))
+
+    metrics_path = tmp_path / "ensemble.json"
+    assert main(["evaluate", "transliteration", "--model", str(members[0]), "--model", str(members[1]),
+                 "--test", str(files["test"]), "--beam", "2", "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["models"] == [str(members[0]), str(members[1])]
+    assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 12
+    capsys.readouterr()
+    # A member trained on another file has another vocabulary: refused, not mixed up.
+    assert main(["evaluate", "transliteration", "--model", str(members[0]), "--model", str(members[2]),
+                 "--test", str(files["test"])]) == 2
+    assert "same vocabularies" in capsys.readouterr().err

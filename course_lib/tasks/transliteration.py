@@ -56,7 +56,8 @@ class TransliterationConfig:
     train_words: int = 4000  # generated set only
     valid_words: int = 500
     test_words: int = 500
-    seed: int = 0
+    seed: int = 0  # the generated word sets; also the model's seed unless `model_seed` is set
+    model_seed: int = None  # initial weights and batch order (ensemble members differ only here)
     steps_per_execution: int = 20
 
     @classmethod
@@ -212,12 +213,16 @@ def noise_transform(config):
     return transform
 
 
+def _model_seed(config):
+    return config.seed if config.model_seed is None else config.model_seed
+
+
 def build_model(config, source_vocab_size, target_vocab_size, total_steps):
     import keras
 
     from course_lib.models.seq2seq import Seq2Seq
 
-    keras.utils.set_random_seed(config.seed)
+    keras.utils.set_random_seed(_model_seed(config))
     model = Seq2Seq(
         source_vocab_size,
         target_vocab_size,
@@ -325,7 +330,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
         valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab)
         validation = as_dataset(valid_source, valid_target, 256, bucketed=True, seed=None)
     dataset = as_dataset(
-        source, target, config.batch_size, bucketed=True, seed=config.seed + 1000 * initial_epoch, repeat=True,
+        source, target, config.batch_size, bucketed=True, seed=_model_seed(config) + 1000 * initial_epoch, repeat=True,
         transform=noise_transform(config),
     )
     started = time.perf_counter()
@@ -505,7 +510,7 @@ def heatmap_examples(words, decoded, target_vocab, count=9):
 def _train_command(args):
     config = TransliterationConfig.for_profile(
         epochs=args.epochs, batch_size=args.batch_size, units=args.units,
-        embedding_dim=args.embedding_dim, learning_rate=args.learning_rate,
+        embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
     )
     if args.no_attention:
         config.attention = False
@@ -533,8 +538,28 @@ def _train_command(args):
     return 0
 
 
+def load_ensemble(model_dirs):
+    """Loads one run, or several trained on the same vocabularies as an `Ensemble`.
+
+    Returns `(model or Ensemble, source_vocab, target_vocab, state of the first run)`.
+    """
+    from course_lib.decoding.ensemble import Ensemble
+
+    runs = [load_run(directory) for directory in model_dirs]
+    model, source_vocab, target_vocab, state = runs[0]
+    if len(runs) == 1:
+        return model, source_vocab, target_vocab, state
+    for directory, (_, other_source, other_target, _) in zip(model_dirs[1:], runs[1:]):
+        if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
+            raise ValueError(
+                "Ensemble members must be trained on the same vocabularies (the same training file). "
+                f"Received: {os.fspath(directory)!r} differs from {os.fspath(model_dirs[0])!r}"
+            )
+    return Ensemble([run[0] for run in runs]), source_vocab, target_vocab, state
+
+
 def _evaluate_command(args):
-    model, source_vocab, target_vocab, state = load_run(args.model)
+    model, source_vocab, target_vocab, state = load_ensemble(args.model)
     if args.test:
         pairs = load_pairs(args.test)
     else:
@@ -548,6 +573,7 @@ def _evaluate_command(args):
                        length_penalty=args.length_penalty)
     summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
     summary["test_file"] = args.test or "generated test set"
+    summary["models"] = list(args.model)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.metrics_json:
         Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
@@ -587,11 +613,14 @@ def register_cli(commands):
     train_parser.add_argument("--embedding-dim", type=int)
     train_parser.add_argument("--learning-rate", type=float)
     train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
+    train_parser.add_argument("--model-seed", type=int,
+                              help="seed of the initial weights and batch order (train ensemble members with different ones)")
     train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
     train_parser.set_defaults(handler=_train_command)
 
     evaluate_parser = commands.evaluate.add_parser("transliteration", help="word accuracy, top-k and CER")
-    evaluate_parser.add_argument("--model", required=True, help="folder written by `train transliteration`")
+    evaluate_parser.add_argument("--model", required=True, action="append",
+                                 help="folder written by `train transliteration`; repeat it to decode with an ensemble")
     evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
     evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
     evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)

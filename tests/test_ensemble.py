@@ -1,0 +1,67 @@
+"""Ensemble decoding: the mean of the members' distributions at every step."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.decoding.ensemble import Ensemble
+from course_lib.models import Seq2Seq
+
+
+def _model(seed, **kwargs):
+    keras.utils.set_random_seed(seed)
+    model = Seq2Seq(11, 13, embedding_dim=8, units=16, bidirectional=True, deep_output=True,
+                    max_output_length=7, **kwargs)
+    model.build()
+    return model
+
+
+SOURCE = np.array([[4, 5, 6, 7, 0], [8, 9, 4, 0, 0], [5, 5, 5, 5, 5]], "int32")
+
+
+def test_one_member_decodes_like_the_model_itself():
+    model = _model(0)
+    alone = Ensemble([model])
+    greedy = model.generate(SOURCE)
+    np.testing.assert_array_equal(alone.generate(SOURCE)["tokens"], greedy["tokens"])
+    np.testing.assert_allclose(alone.generate(SOURCE)["alignments"], greedy["alignments"], atol=1e-5)
+    beam = model.generate(SOURCE, beam_width=3)
+    np.testing.assert_array_equal(alone.generate(SOURCE, beam_width=3)["beam_tokens"], beam["beam_tokens"])
+
+
+def test_step_averages_the_members_probabilities():
+    members = [_model(0), _model(1), _model(2, conditional=True)]
+    ensemble = Ensemble(members)
+    encoded = ensemble.encode(SOURCE)
+    memory = ensemble.decoder.prepare_memory(*encoded)
+    state = ensemble.decoder.start_state(encoded[1])
+    previous = np.array([1, 1, 1], "int32")
+    logits, new_state, weights = ensemble.decoder.step(previous, state, memory)
+    probabilities, member_weights = [], []
+    for model in members:
+        outputs, initial, mask = model.encode(SOURCE)
+        member_memory = model.decoder.prepare_memory(outputs, initial, mask)
+        member_logits, _, alpha = model.decoder.step(previous, model.decoder.start_state(initial), member_memory)
+        probabilities.append(keras.ops.softmax(member_logits).numpy())
+        member_weights.append(np.asarray(alpha))
+    np.testing.assert_allclose(np.exp(np.asarray(logits)), np.mean(probabilities, axis=0), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(weights), np.mean(member_weights, axis=0), atol=1e-6)
+    assert np.asarray(weights)[1, 3:].max() == 0.0  # padding still gets no attention
+    assert len(new_state) == 3
+
+
+def test_identical_members_change_nothing_and_different_ones_can():
+    model = _model(0)
+    twice = Ensemble([model, model]).generate(SOURCE, beam_width=2)
+    once = model.generate(SOURCE, beam_width=2)
+    np.testing.assert_array_equal(twice["beam_tokens"], once["beam_tokens"])
+    np.testing.assert_allclose(twice["beam_scores"], once["beam_scores"], atol=1e-5)
+    mixed = Ensemble([model, _model(5)]).generate(SOURCE, beam_width=2)
+    assert not np.allclose(mixed["beam_scores"], once["beam_scores"])
+
+
+def test_members_must_share_vocabularies():
+    with pytest.raises(ValueError, match="target_vocab_size=14"):
+        Ensemble([_model(0), Seq2Seq(11, 14, embedding_dim=8, units=16)])
+    with pytest.raises(ValueError, match="models=\\[\\]"):
+        Ensemble([])
