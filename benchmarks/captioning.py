@@ -120,7 +120,7 @@ def main(argv=None):
         "dataset": args.dataset,
         "encoder_requested": args.encoder,
         "encoder": run.settings["encoder"],
-        "weights": args.weights,
+        "weights": args.weights if run.settings["encoder"] != "small" else "trained from scratch",
         "decoder": args.decoder,
         "profile": current_profile(),
         "device": device_name(),
