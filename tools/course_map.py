@@ -49,8 +49,9 @@ ENTRIES = [
           "Bahdanau attention in a Seq2Seq model; plain vs attentional decoder; learned alignments as heat maps",
           fast_cpu="45 s"),
     Entry("lecture", "notebooks/05_translation.ipynb", "Translation with attention",
-          "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search",
-          fast_cpu="39 s"),
+          "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search; "
+          "learned vs oracle-supervised attention",
+          fast_cpu="40 s"),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
           "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy",
           fast_cpu="39 s"),
