@@ -42,7 +42,7 @@ def test_step_averages_the_members_probabilities():
         outputs, initial, mask = model.encode(SOURCE)
         member_memory = model.decoder.prepare_memory(outputs, initial, mask)
         member_logits, _, alpha = model.decoder.step(previous, model.decoder.start_state(initial), member_memory)
-        probabilities.append(keras.ops.softmax(member_logits).numpy())
+        probabilities.append(keras.ops.convert_to_numpy(keras.ops.softmax(member_logits)))
         member_weights.append(np.asarray(alpha))
     np.testing.assert_allclose(np.exp(np.asarray(logits)), np.mean(probabilities, axis=0), atol=1e-6)
     np.testing.assert_allclose(np.asarray(weights), np.mean(member_weights, axis=0), atol=1e-6)

@@ -2,6 +2,8 @@
 
 import json
 
+import numpy as np
+
 import pytest
 
 from course_lib.cli import main
@@ -74,7 +76,7 @@ def test_members_with_other_seeds_evaluate_as_an_ensemble(files, capsys, tmp_pat
         members.append(out)
     first, second = (load_run(m)[0] for m in members[:2])
     # Same data, another seed: other initial weights.
-    assert any(not (a.numpy() == b.numpy()).all() for a, b in zip(first.weights, second.weights))
+    assert any(not np.array_equal(a.numpy(), b.numpy()) for a, b in zip(first.weights, second.weights))
 
     metrics_path = tmp_path / "ensemble.json"
     assert main(["evaluate", "transliteration", "--model", str(members[0]), "--model", str(members[1]),
