@@ -3,7 +3,6 @@
 import json
 
 import numpy as np
-
 import pytest
 
 from course_lib.cli import main
