@@ -133,3 +133,6 @@ def test_translation_supervises_with_the_gold_alignment_and_refuses_pairs_withou
     untagged = [TatoebaPair("I am going home.", "मैं घर जा रहा हूँ।", "", 1)] * 8
     with pytest.raises(ValueError, match="8 of 8 pairs without one"):
         task.train(config, untagged, verbose=0)
+    unsupervised = task.TranslationConfig.for_profile(embedding_dim=8, units=16, epochs=1, supervised_pairs=5)
+    with pytest.raises(ValueError, match="supervised_pairs=5"):
+        task.train(unsupervised, parts["train"][:16], verbose=0)

@@ -24,11 +24,12 @@ class Seq2Seq(BuiltByExample, keras.Model):
     `predict` given only the sources decodes them greedily.
 
     Supervised attention (optional; the lecture's thought experiment of
-    knowing the true weights during training): with `alignment_loss_weight > 0`, training
-    inputs also carry `"alignment"`, the oracle weights `(batch, tgt_len,
-    src_len)` of `losses.oracle_weights`, and
-    `alignment_loss_weight * attention_supervision_loss(oracle, alpha)` is
-    added to the token loss (`add_loss`). Evaluation and decoding ignore it.
+    knowing the true weights during training): with
+    `alignment_loss_weight > 0`, training inputs also carry `"alignment"`,
+    the oracle weights `(batch, tgt_len, src_len)` of
+    `losses.oracle_weights`, and `alignment_loss_weight *
+    attention_supervision_loss(oracle, alpha)` is added to the token loss
+    (`add_loss`). Evaluation and decoding ignore it.
 
     Args:
         source_vocab_size, target_vocab_size: vocabulary sizes (padding = 0).
