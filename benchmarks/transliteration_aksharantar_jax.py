@@ -88,6 +88,7 @@ def _decode(model, source, beam_width, batch_size=1024):
 
     from course_lib.data.buckets import sequence_lengths
     from course_lib.decoding.beam import _model_beam
+    from course_lib.decoding.ensemble import Ensemble
     from course_lib.decoding.greedy import greedy_decode
 
     def greedy(batch):
@@ -105,7 +106,9 @@ def _decode(model, source, beam_width, batch_size=1024):
 
     key = (id(model), beam_width)
     if key not in _DECODERS:
-        body = greedy if beam_width == 1 and hasattr(model, "call") else beam  # Seq2Seq, or an Ensemble
+        # An ensemble's state is one per member, which greedy_decode does not take; its greedy
+        # decoding is beam search of width 1 (the same tokens).
+        body = greedy if beam_width == 1 and not isinstance(model, Ensemble) else beam
 
         def stateless(values, batch):
             # Reads the weights passed in, so one compiled program serves every epoch.

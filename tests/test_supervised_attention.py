@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from course_lib.data import hindi_english
+from course_lib.data import hindi_english, reversal
 from course_lib.losses import attention_supervision_loss, oracle_weights
 from course_lib.models import Seq2Seq
 from course_lib.tasks import translation as task
@@ -47,11 +47,9 @@ def test_loss_is_the_squared_error_over_linked_steps_only():
 
 
 def _mirror_batch(batch=32, length=5, seed=0):
-    """Reversal data and its gold alignment: output step t copies input position length-1-t."""
-    rng = np.random.default_rng(seed)
-    source = rng.integers(3, 10, size=(batch, length)).astype("int32")
-    target_in = np.concatenate([np.ones((batch, 1), "int32"), source[:, ::-1]], axis=1)
-    target_out = np.concatenate([source[:, ::-1], np.full((batch, 1), 2, "int32")], axis=1)
+    """Reversal data (`data.reversal`) and its gold alignment: output step t copies input length-1-t."""
+    source, target_in, target_out = reversal.make_examples(
+        reversal.random_digits(np.random.default_rng(seed), batch, length))
     links = [[{length - 1 - step} for step in range(length)]] * batch
     oracle = oracle_weights(links, length + 1, length)
     return {"source": source, "target_in": target_in, "alignment": oracle}, target_out
@@ -67,7 +65,8 @@ def test_supervision_pulls_attention_to_the_oracle_and_survives_save_load():
     errors = {}
     for weight in (0.0, 5.0):
         keras.utils.set_random_seed(0)
-        model = Seq2Seq(12, 12, embedding_dim=8, units=16, alignment_loss_weight=weight)
+        model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16,
+                        alignment_loss_weight=weight)
         model.compile(optimizer=keras.optimizers.Adam(2e-2))
         before = _oracle_error(model, inputs)
         model.fit(inputs, target_out, epochs=60, batch_size=32, verbose=0)
@@ -87,7 +86,7 @@ def test_supervision_pulls_attention_to_the_oracle_and_survives_save_load():
 
 def test_the_supervised_term_is_added_in_training_only():
     inputs, _ = _mirror_batch(batch=4)
-    model = Seq2Seq(12, 12, embedding_dim=8, units=16, alignment_loss_weight=2.0)
+    model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16, alignment_loss_weight=2.0)
     model(inputs, training=True)
     expected = 2.0 * _oracle_error(model, inputs)
     assert len(model.losses) == 1
@@ -98,7 +97,7 @@ def test_the_supervised_term_is_added_in_training_only():
 
 def test_supervision_errors_are_clear():
     inputs, _ = _mirror_batch(batch=4)
-    model = Seq2Seq(12, 12, embedding_dim=8, units=16, alignment_loss_weight=1.0)
+    model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16, alignment_loss_weight=1.0)
     without = {"source": inputs["source"], "target_in": inputs["target_in"]}
     with pytest.raises(ValueError, match="no 'alignment'"):
         model(without, training=True)

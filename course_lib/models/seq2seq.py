@@ -120,7 +120,8 @@ class Seq2Seq(BuiltByExample, keras.Model):
     def _unpack(inputs):
         """`(source, target_in, oracle alignment or None)`."""
         if isinstance(inputs, dict):
-            if "source" not in inputs or "target_in" not in inputs or set(inputs) - {"source", "target_in", "alignment"}:
+            required, allowed = {"source", "target_in"}, {"source", "target_in", "alignment"}
+            if not required <= set(inputs) <= allowed:
                 raise ValueError(
                     "Seq2Seq expects a dict with keys 'source' and 'target_in' (and optionally 'alignment'). "
                     f"Received: keys={sorted(inputs)}"
