@@ -198,13 +198,30 @@ def test_greedy_decoding_feeds_back_its_argmax_and_stops():
     # Teacher-force the model on its own greedy output: the argmax must reproduce it.
     fed = np.concatenate([np.ones((4, 1), "int32"), tokens[:, :-1]], axis=1)
     logits, weights = model.forward(source, fed.astype("int32"))
-    argmax = np.asarray(logits).argmax(-1)
+    writable = np.asarray(logits).copy()
+    writable[..., :2] = -np.inf  # <pad> (0) and <GO> (1) are never written
+    argmax = writable.argmax(-1)
     for row in range(4):
         stop = np.where(tokens[row] == 2)[0]
         end = stop[0] + 1 if len(stop) else 7
         np.testing.assert_array_equal(argmax[row, :end], tokens[row, :end])
         np.testing.assert_allclose(np.asarray(weights)[row, :end], alignments[row, :end], atol=1e-5)
         assert np.all(tokens[row, end:] == 0) and np.all(alignments[row, end:] == 0)
+
+
+@pytest.mark.parametrize("beam_width", [1, 3])
+def test_decoding_never_writes_pad_or_go(beam_width):
+    source = _reversal_batch(batch=3)[0]
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16)
+    model.build()
+    bias = np.zeros(14, "float32")
+    bias[[0, 1]] = 50.0  # an (untrained) output layer that prefers <pad> and <GO> above all
+    model.decoder.output_layer.bias.assign(bias)
+    tokens = model.generate(source, max_length=6, beam_width=beam_width)["tokens"]
+    for row in tokens:
+        stop = np.where(row == 2)[0]
+        end = stop[0] if len(stop) else len(row)
+        assert end > 0 and np.all(row[:end] >= 3), row  # real tokens only, up to <stop>
 
 
 def test_one_compiled_decoder_serves_every_length():

@@ -131,8 +131,15 @@ def beam_search(
         length_now = ops.cast(step + 1, dtype)
         normaliser = ops.power(length_now, ops.cast(length_penalty, dtype))
 
-        # Unfinished beams: every token; finished beams: only padding, same score.
-        extended = carry["log_probs"][:, :, None] + step_log_probs  # (batch, k, vocab)
+        # Unfinished beams: every token but <pad> and <GO> (never written);
+        # finished beams: only padding, same score.
+        vocab_ids = ops.arange(vocab, dtype="int32")  # (vocab,)
+        writable = ops.logical_and(ops.not_equal(vocab_ids, pad_id), ops.not_equal(vocab_ids, start_id))
+        extended = ops.where(
+            writable[None, None, :],
+            carry["log_probs"][:, :, None] + step_log_probs,
+            ops.full_like(step_log_probs, _IMPOSSIBLE),
+        )  # (batch, k, vocab)
         pad_only = ops.where(
             ops.arange(vocab)[None, None, :] == pad_id,
             carry["log_probs"][:, :, None],

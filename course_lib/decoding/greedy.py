@@ -34,10 +34,13 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
     def body(carry, _):
         previous, state, finished, total = carry
         logits, new_state, weights = decoder.step(previous, state, memory)  # (batch, vocab)
-        log_probs = ops.log_softmax(logits, axis=-1)
-        tokens = ops.cast(ops.argmax(logits, axis=-1), "int32")  # (batch,)
+        log_probs = ops.log_softmax(logits, axis=-1)  # (batch, vocab)
+        # <pad> and <GO> are never written: they are not words of the output.
+        vocab_ids = ops.arange(ops.shape(logits)[-1], dtype="int32")  # (vocab,)
+        allowed = ops.logical_and(ops.not_equal(vocab_ids, pad_id), ops.not_equal(vocab_ids, start_id))
+        tokens = ops.cast(ops.argmax(ops.where(allowed[None, :], log_probs, -1e9), axis=-1), "int32")  # (batch,)
+        best = ops.take_along_axis(log_probs, tokens[:, None], axis=1)[:, 0]  # (batch,)
         tokens = ops.where(finished, pad_id, tokens)
-        best = ops.max(log_probs, axis=-1)
         total = total + ops.where(finished, ops.zeros_like(best), best)
         weights = ops.where(finished[:, None], ops.zeros_like(weights), weights)
         state = ops.where(finished[:, None], state, new_state)
