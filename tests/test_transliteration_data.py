@@ -6,7 +6,7 @@ import pytest
 from course_lib.data import buckets
 from course_lib.data.aksharantar import load_aksharantar
 from course_lib.data.dakshina import load_dakshina
-from course_lib.data.transliteration_pairs import references_by_roman
+from course_lib.data.transliteration_pairs import references_by_source
 from course_lib.data.transliteration_words import generate_pairs, splits, transliterate
 from line_reports import load_reporting
 
@@ -80,7 +80,7 @@ def test_dakshina_lexicon(tmp_path):
 
 def test_references_group_spellings_most_frequent_first(tmp_path):
     path = _write(tmp_path, "hin_valid.csv", AKSHARANTAR_LINES[:3])
-    grouped = references_by_roman(load_aksharantar(path))
+    grouped = references_by_source(load_aksharantar(path))
     assert grouped == {"shastragaar": ["शस्त्रागार"], "bindya": ["बिंद्या", "बिन्द्या"]}
 
 

@@ -59,7 +59,8 @@ def bucketed_order(lengths, batch_size, rng=None, pool_batches=50):
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def _trim(ids, rows):
+def trim_to_longest(ids, rows):
+    """The given rows of padded `ids`, cut to the longest of them."""
     batch = ids[rows]
     width = max(1, int(sequence_lengths(batch).max()))
     return batch[:, :width]
@@ -106,7 +107,7 @@ def make_batches(source, target, batch_size, bucketed=True, seed=None, transform
     out = []
     for rows in batches:
         if bucketed:
-            batch_source, batch_target = _trim(source, rows), _trim(target, rows)
+            batch_source, batch_target = trim_to_longest(source, rows), trim_to_longest(target, rows)
         else:
             batch_source, batch_target = source[rows], target[rows]
         target_in, target_out = teacher_forcing_pair(batch_target)
@@ -158,7 +159,7 @@ def batched_generate(model, source, batch_size=512, **generate_kwargs):
         raise ValueError(f"Need padded source ids (N, S) with N >= 1. Received: shape={source.shape}")
     results = [None] * len(source)
     for rows in bucketed_order(sequence_lengths(source), batch_size):
-        output = model.generate(_trim(source, rows), **generate_kwargs)
+        output = model.generate(trim_to_longest(source, rows), **generate_kwargs)
         for position, row in enumerate(rows):
             results[row] = {name: value[position] for name, value in output.items()}
     return {name: [result[name] for result in results] for name in results[0]}

@@ -2,7 +2,7 @@
 
 A loader returns `TransliterationPair(roman, native, line_number, count)`
 records. One roman word may have several accepted native spellings, so
-`references_by_roman` groups them for evaluation.
+`references_by_source` groups them for evaluation.
 """
 
 import dataclasses
@@ -63,15 +63,20 @@ def read_raw_lines(path_or_url, inner_name):
         return path, handle.readlines()
 
 
-def references_by_roman(pairs):
-    """`{roman: [native spellings, most frequent first]}` from a list of pairs."""
+def references_by_source(pairs, source="roman"):
+    """`{roman: [native spellings, most frequent first]}` from a list of pairs
+    (with `source="native"`: `{native: [roman spellings]}`, for the reverse model)."""
+    if source not in ("roman", "native"):
+        raise ValueError(f"`source` must be 'roman' or 'native'. Received: source={source!r}")
+    target = "native" if source == "roman" else "roman"
     grouped = {}
     for pair in pairs:
-        spellings = grouped.setdefault(pair.roman, {})
-        spellings[pair.native] = spellings.get(pair.native, 0) + pair.count
+        spellings = grouped.setdefault(getattr(pair, source), {})
+        output = getattr(pair, target)
+        spellings[output] = spellings.get(output, 0) + pair.count
     return {
-        roman: sorted(spellings, key=lambda native: -spellings[native])
-        for roman, spellings in grouped.items()
+        word: sorted(spellings, key=lambda output: -spellings[output])
+        for word, spellings in grouped.items()
     }
 
 

@@ -56,6 +56,7 @@ class TransliterationConfig:
     train_words: int = 4000  # generated set only
     valid_words: int = 500
     test_words: int = 500
+    direction: str = "roman-native"  # or "native-roman": the reverse model that scores candidates (reranking)
     seed: int = 0  # the generated word sets; also the model's seed unless `model_seed` is set
     model_seed: int = None  # initial weights and batch order (ensemble members differ only here)
     steps_per_execution: int = 20
@@ -111,34 +112,50 @@ def generated_splits(config):
     return splits(config.train_words, config.valid_words, config.test_words, seed=config.seed)
 
 
-def build_vocabularies(train_pairs):
-    """Character vocabularies: lower-cased roman letters and Devanagari code points."""
+DIRECTIONS = ("roman-native", "native-roman")
+
+
+def check_direction(direction):
+    if direction not in DIRECTIONS:
+        raise ValueError(f"`direction` must be one of {DIRECTIONS}. Received: direction={direction!r}")
+    return direction
+
+
+def sides(pairs, direction="roman-native"):
+    """`(source texts, target texts)` of the pairs: roman -> native, or native -> roman
+    for the reverse model that scores candidates when reranking."""
+    roman, native = [p.roman for p in pairs], [p.native for p in pairs]
+    return (roman, native) if check_direction(direction) == "roman-native" else (native, roman)
+
+
+def build_vocabularies(train_pairs, direction="roman-native"):
+    """Character vocabularies `(source, target)`: lower-cased roman letters and Devanagari code points."""
     from course_lib.text.vocabulary import Vocabulary
 
-    source = Vocabulary.from_texts([p.roman for p in train_pairs], level="char", lowercase=True)
-    target = Vocabulary.from_texts([p.native for p in train_pairs], level="char")
-    return source, target
+    roman, native = sides(train_pairs)
+    roman_vocab = Vocabulary.from_texts(roman, level="char", lowercase=True)
+    native_vocab = Vocabulary.from_texts(native, level="char")
+    return (roman_vocab, native_vocab) if check_direction(direction) == "roman-native" else (native_vocab, roman_vocab)
 
 
-def encode_pairs(pairs, source_vocab, target_vocab):
+def encode_pairs(pairs, source_vocab, target_vocab, direction="roman-native"):
     """Padded `(source, target + <stop>)` id arrays."""
-    source = source_vocab.encode([p.roman for p in pairs])
-    target = target_vocab.encode([p.native for p in pairs], add_stop=True)
-    return source, target
+    source_texts, target_texts = sides(pairs, direction)
+    return source_vocab.encode(source_texts), target_vocab.encode(target_texts, add_stop=True)
 
 
-def normalize_native(texts, target_vocab):
-    """References in the vocabulary's Unicode form, so they compare with decoded output."""
+def normalize_references(texts, target_vocab):
+    """References in the vocabulary's form (Unicode, case), so they compare with decoded output."""
     return [target_vocab.separator.join(tokens) for tokens in target_vocab.tokenize(list(texts))]
 
 
-def test_items(pairs, target_vocab):
-    """Distinct roman words and, for each, all accepted (normalised) spellings."""
-    from course_lib.data.transliteration_pairs import references_by_roman
+def test_items(pairs, target_vocab, direction="roman-native"):
+    """Distinct source words and, for each, all accepted (normalised) outputs."""
+    from course_lib.data.transliteration_pairs import references_by_source
 
-    grouped = references_by_roman(pairs)
+    grouped = references_by_source(pairs, "roman" if check_direction(direction) == "roman-native" else "native")
     words = list(grouped)
-    references = [normalize_native(grouped[word], target_vocab) for word in words]
+    references = [normalize_references(grouped[word], target_vocab) for word in words]
     return words, references
 
 
@@ -317,17 +334,23 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     if out_dir is not None and (Path(out_dir) / MODEL_FILE).exists():
         model, source_vocab, target_vocab, state = load_run(out_dir)
         initial_epoch = int(state.get("epochs_done", 0))
+        saved_direction = state.get("config", {}).get("direction", "roman-native")
+        if saved_direction != config.direction:
+            raise ValueError(
+                f"{os.fspath(out_dir)!r} holds a {saved_direction} model; it cannot be resumed as "
+                f"{config.direction}. Received: direction={config.direction!r}"
+            )
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {initial_epoch}.", flush=True)
     else:
-        source_vocab, target_vocab = build_vocabularies(train_pairs)
-    source, target = encode_pairs(train_pairs, source_vocab, target_vocab)
+        source_vocab, target_vocab = build_vocabularies(train_pairs, config.direction)
+    source, target = encode_pairs(train_pairs, source_vocab, target_vocab, config.direction)
     steps_per_epoch = math.ceil(len(source) / config.batch_size)
     if initial_epoch == 0:
         model = build_model(config, len(source_vocab), len(target_vocab), steps_per_epoch * config.epochs)
     validation = None
     if valid_pairs:
-        valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab)
+        valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab, config.direction)
         validation = as_dataset(valid_source, valid_target, 256, bucketed=True, seed=None)
     dataset = as_dataset(
         source, target, config.batch_size, bucketed=True, seed=_model_seed(config) + 1000 * initial_epoch, repeat=True,
@@ -380,19 +403,103 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
     predictions = [target_vocab.decode(tokens) for tokens in output["tokens"]]
     if beam_width > 1:
         candidates = [[target_vocab.decode(row) for row in beams] for beams in output["beam_tokens"]]
+        scores = [np.asarray(row, "float64") for row in output["beam_scores"]]
     else:
         candidates = [[prediction] for prediction in predictions]
+        scores = [np.asarray([score], "float64") for score in output["scores"]]
     letters = source_vocab.tokenize(words)
     alignments = []
     for tokens, weights, word_letters in zip(output["tokens"], output["alignments"], letters):
         stops = np.flatnonzero(np.asarray(tokens) == model.stop_id)
         steps = int(stops[0]) + 1 if len(stops) else len(tokens)
         alignments.append(np.asarray(weights)[:steps, : len(word_letters)])
-    return {"predictions": predictions, "candidates": candidates, "alignments": alignments, "sources": letters}
+    return {"predictions": predictions, "candidates": candidates, "scores": scores, "alignments": alignments,
+            "sources": letters}
 
 
-def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_penalty=1.0, batch_size=512):
+def channel_log_probs(decoded, words, channel, batch_size=512):
+    """`log P(x | y)` of every beam candidate `y` of every word `x`: an `(N, k)` array.
+
+    Args:
+        decoded: `transliterate_words` output from beam search (k > 1).
+        words: the roman words that were transliterated, in the same order.
+        channel: `(model, source_vocab, target_vocab)` of a native -> roman
+            model (`course-lib train transliteration --direction native-roman`),
+            e.g. `load_run(DIR)[:3]`.
+    """
+    from course_lib.decoding.rerank import sequence_log_probs
+
+    channel_model, native_vocab, roman_vocab = channel
+    if native_vocab.lowercase or not roman_vocab.lowercase:
+        raise ValueError(
+            "The channel model must read Devanagari and write roman letters (trained with "
+            "`--direction native-roman`). Received: a model whose source vocabulary is "
+            f"{native_vocab!r} and target vocabulary is {roman_vocab!r}"
+        )
+    counts = {len(row) for row in decoded["candidates"]}
+    if len(words) != len(decoded["candidates"]) or counts != {max(counts)} or max(counts) < 2:
+        raise ValueError(
+            "Reranking needs the same number (at least 2) of beam candidates for every word. "
+            f"Received: {len(words)} words, candidate counts {sorted(counts)}"
+        )
+    k = max(counts)
+    flat_candidates = [candidate for row in decoded["candidates"] for candidate in row]
+    repeated_words = [word for word in words for _ in range(k)]
+    # An empty candidate (a beam that stopped at once) explains nothing: -inf.
+    log_probs = np.full(len(flat_candidates), -np.inf)
+    chosen = [i for i, candidate in enumerate(flat_candidates) if candidate]
+    if chosen:
+        log_probs[chosen] = sequence_log_probs(
+            channel_model,
+            native_vocab.encode([flat_candidates[i] for i in chosen]),
+            roman_vocab.encode([repeated_words[i] for i in chosen], add_stop=True),
+            batch_size=batch_size,
+        )
+    return log_probs.reshape(len(words), k)
+
+
+def rerank_with_channel(decoded, words, channel, weight=1.0, batch_size=512, log_probs=None):
+    """Re-sorts each word's beam candidates by the noisy-channel score
+    `log P(y|x)/|y| + weight * log P(x|y)/(|x|+1)` (`course_lib.decoding.rerank`).
+
+    Args:
+        decoded, words, channel: as for `channel_log_probs`.
+        weight: the reverse model's weight (0 keeps the beam order).
+        log_probs: `channel_log_probs(decoded, words, channel)` when already
+            computed (to try several weights without running the reverse
+            model again).
+
+    Returns:
+        A copy of `decoded` whose `candidates`, `scores` and `predictions`
+        follow the new order (`alignments` are dropped: they belong to the old
+        best candidates), with `channel_log_probs` per candidate.
+    """
+    from course_lib.decoding.rerank import noisy_channel_scores
+
+    if log_probs is None:
+        log_probs = channel_log_probs(decoded, words, channel, batch_size)
+    source_lengths = np.array([len(letters) for letters in channel[2].tokenize(list(words))])
+    with np.errstate(invalid="ignore"):  # -inf channel scores stay -inf
+        combined = noisy_channel_scores(np.stack(decoded["scores"]), log_probs, source_lengths, weight)
+    order = np.argsort(-np.nan_to_num(combined, nan=-np.inf), axis=1, kind="stable")  # (N, k)
+    candidates = [[row[j] for j in ranks] for row, ranks in zip(decoded["candidates"], order)]
+    reranked = {key: value for key, value in decoded.items() if key != "alignments"}
+    reranked.update(
+        candidates=candidates,
+        predictions=[row[0] for row in candidates],
+        scores=[row[ranks] for row, ranks in zip(combined, order)],
+        channel_log_probs=[row[ranks] for row, ranks in zip(log_probs, order)],
+    )
+    return reranked
+
+
+def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_penalty=1.0, batch_size=512,
+             direction="roman-native", channel=None, channel_weight=1.0):
     """Top-1 and top-k word accuracy and CER on test pairs.
+
+    `direction` is the model's (`"native-roman"` scores a reverse model).
+    With `channel` (see `rerank_with_channel`) the beam's candidates are
+    reranked by the noisy-channel score before scoring.
 
     Returns:
         A dict: `word_accuracy`, `top_k_accuracy` (k = `beam_width`), `cer`,
@@ -401,9 +508,11 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
     """
     from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
 
-    words, references = test_items(pairs, target_vocab)
+    words, references = test_items(pairs, target_vocab, direction)
     started = time.perf_counter()
     decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width, length_penalty, batch_size)
+    if channel is not None:
+        decoded = rerank_with_channel(decoded, words, channel, channel_weight, batch_size)
     seconds = time.perf_counter() - started
     return {
         "word_accuracy": word_accuracy(decoded["predictions"], references),
@@ -511,6 +620,7 @@ def _train_command(args):
     config = TransliterationConfig.for_profile(
         epochs=args.epochs, batch_size=args.batch_size, units=args.units,
         embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
+        direction=args.direction,
     )
     if args.no_attention:
         config.attention = False
@@ -533,7 +643,7 @@ def _train_command(args):
           f"saved to {args.out!r}.", flush=True)
     if valid_pairs:
         metrics = evaluate(result["model"], result["source_vocab"], result["target_vocab"], valid_pairs,
-                           beam_width=1)
+                           beam_width=1, direction=config.direction)
         print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
     return 0
 
@@ -569,11 +679,20 @@ def _evaluate_command(args):
         _, _, pairs = generated_splits(config)
     if args.beam < 1:
         raise ValueError(f"`--beam` must be at least 1. Received: --beam {args.beam}")
+    channel = None
+    if args.rerank_with:
+        if args.beam < 2:
+            raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
+        channel = load_run(args.rerank_with)[:3]
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
-                       length_penalty=args.length_penalty)
+                       length_penalty=args.length_penalty,
+                       direction=state.get("config", {}).get("direction", "roman-native"),
+                       channel=channel, channel_weight=args.rerank_weight)
     summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
     summary["test_file"] = args.test or "generated test set"
     summary["models"] = list(args.model)
+    if args.rerank_with:
+        summary.update(reranked_with=args.rerank_with, rerank_weight=args.rerank_weight)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.metrics_json:
         Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
@@ -615,6 +734,8 @@ def register_cli(commands):
     train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
     train_parser.add_argument("--model-seed", type=int,
                               help="seed of the initial weights and batch order (train ensemble members with different ones)")
+    train_parser.add_argument("--direction", choices=DIRECTIONS,
+                              help="native-roman trains the reverse model used by `evaluate --rerank-with`")
     train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
     train_parser.set_defaults(handler=_train_command)
 
@@ -624,6 +745,10 @@ def register_cli(commands):
     evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
     evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
     evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
+    evaluate_parser.add_argument("--rerank-with", metavar="DIR",
+                                 help="a native-roman model (train --direction native-roman) that reranks the beam")
+    evaluate_parser.add_argument("--rerank-weight", type=float, default=1.0,
+                                 help="weight of log P(roman | candidate) in the reranking score")
     evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
