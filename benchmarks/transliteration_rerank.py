@@ -1,20 +1,24 @@
-"""Noisy-channel reranking of transliteration beams: top-1 against the reverse model's weight.
+"""Reranking transliteration beams with a second model: top-1 against the reranker's weight.
 
 Decodes the test words once with beam search (one model or an ensemble),
-scores every candidate with a reverse (native -> roman) model once, and then
-prints top-1 word accuracy for each weight of
+scores every candidate once with the reranker (a native -> roman "channel"
+model, or a right-to-left roman -> native model), and then prints top-1 word
+accuracy for each weight of
 
-    score(y) = log P(y | x) / |y| + weight * log P(x | y) / (|x| + 1).
+    score(y) = log P(y | x) / |y| + weight * log Q / n
+
+(`log Q` = `log P(x | y)` over `n = |x| + 1` tokens for a channel model, the
+right-to-left `log P(y | x)` over `n = |y| + 1` for the other kind).
 
 Two figures guard against picking the weight on the test words themselves:
 `weight = 1`, fixed before looking, and two-fold cross-validation (the words
 are split in two halves by a seeded shuffle; each half is scored with the
 weight that was best on the other half).
 
-    course-lib train transliteration --direction native-roman --train hin_train.csv \\
-        --valid hin_valid.csv --epochs 20 --out runs/reverse
+    course-lib train transliteration --right-to-left --train hin_train.csv \\
+        --valid hin_valid.csv --epochs 40 --out runs/backwards      # or --direction native-roman
     python benchmarks/transliteration_rerank.py --model runs/forward [--model runs/forward_seed1] \\
-        --channel runs/reverse --test hin_valid.csv --beam 5 [--metrics-json rerank.json]
+        --reranker runs/backwards --test hin_valid.csv --beam 5 [--metrics-json rerank.json]
 """
 
 import argparse
@@ -26,14 +30,14 @@ import numpy as np
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 
-def accuracy_per_weight(decoded, words, references, channel, weights):
-    """`{weight: per-word hit array}`, running the reverse model once for all weights."""
-    from course_lib.tasks.transliteration import channel_log_probs, rerank_with_channel
+def accuracy_per_weight(decoded, words, references, reranker, weights):
+    """`{weight: per-word hit array}`, running the reranker once for all weights."""
+    from course_lib.tasks.transliteration import rerank, reranker_log_probs
 
-    log_probs = channel_log_probs(decoded, words, channel)
+    scored = reranker_log_probs(decoded, words, reranker)
     hits = {}
     for weight in weights:
-        predictions = rerank_with_channel(decoded, words, channel, weight, log_probs=log_probs)["predictions"]
+        predictions = rerank(decoded, words, reranker, weight, scored=scored)["predictions"]
         hits[weight] = np.array([p in r for p, r in zip(predictions, references)])
     return hits
 
@@ -54,7 +58,7 @@ def cross_validated(hits, seed=0):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", required=True, help="forward run(s); several = ensemble")
-    parser.add_argument("--channel", required=True, help="native-roman run (the reverse model)")
+    parser.add_argument("--reranker", required=True, help="a native-roman or right-to-left run")
     parser.add_argument("--test", required=True)
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--weights", type=float, nargs="+", default=list(WEIGHTS))
@@ -65,18 +69,19 @@ def main(argv=None):
     from course_lib.tasks import transliteration as task
 
     model, source_vocab, target_vocab, _ = task.load_ensemble(args.model)
-    channel = task.load_run(args.channel)[:3]
+    reranker = task.load_reranker(args.reranker)
     words, references = task.test_items(task.load_pairs(args.test), target_vocab)
     started = time.perf_counter()
     decoded = task.transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)
     decode_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    hits = accuracy_per_weight(decoded, words, references, channel, sorted(set(args.weights) | {0.0, 1.0}))
+    hits = accuracy_per_weight(decoded, words, references, reranker, sorted(set(args.weights) | {0.0, 1.0}))
     rerank_seconds = time.perf_counter() - started
     cv_accuracy, cv_weights = cross_validated(hits)
     result = {
         "models": args.model,
-        "channel": args.channel,
+        "reranker": args.reranker,
+        "reranker_kind": reranker.kind,
         "words": len(words),
         "beam_width": args.beam,
         "top_k_accuracy": top_k_accuracy(decoded["candidates"], references, k=args.beam),

@@ -1,4 +1,5 @@
-"""Noisy-channel reranking: teacher-forced sequence scores, the combined score, the task and CLI."""
+"""Reranking the beam with a channel or right-to-left model: teacher-forced sequence scores,
+the combined score, right-to-left decoding, the task functions and the CLI."""
 
 import json
 
@@ -9,7 +10,8 @@ import pytest
 from course_lib.cli import main
 from course_lib.data.transliteration_pairs import TransliterationPair
 from course_lib.data.transliteration_words import generate_pairs
-from course_lib.decoding.rerank import noisy_channel_scores, sequence_log_probs
+from course_lib.decoding.rerank import rerank_scores, sequence_log_probs
+from course_lib.decoding.sequences import reverse_tokens
 from course_lib.models import Seq2Seq
 from course_lib.tasks import transliteration as task
 
@@ -44,19 +46,34 @@ def test_sequence_log_probs_rejects_bad_input():
         sequence_log_probs(model, SOURCE, np.ones((3, 4), "float32"))
 
 
-def test_noisy_channel_score():
+def test_rerank_score():
     direct = np.array([[-0.1, -0.3], [-0.2, -0.25]])
-    channel = np.array([[-9.0, -1.0], [-4.0, -8.0]])
-    lengths = np.array([4, 3])
-    np.testing.assert_allclose(noisy_channel_scores(direct, channel, lengths, 0.0), direct)
-    np.testing.assert_allclose(noisy_channel_scores(direct, channel, lengths, 2.0),
+    other = np.array([[-9.0, -1.0], [-4.0, -8.0]])
+    lengths = np.array([5, 4])
+    np.testing.assert_allclose(rerank_scores(direct, other, lengths, 0.0), direct)
+    np.testing.assert_allclose(rerank_scores(direct, other, lengths, 2.0),
                                [[-0.1 - 3.6, -0.3 - 0.4], [-0.2 - 2.0, -0.25 - 4.0]])
+    per_candidate = np.array([[5, 2], [4, 8]])
+    np.testing.assert_allclose(rerank_scores(direct, other, per_candidate, 1.0),
+                               [[-0.1 - 1.8, -0.3 - 0.5], [-0.2 - 1.0, -0.25 - 1.0]])
     with pytest.raises(ValueError, match="Received: \\(2, 2\\) and \\(2, 1\\)"):
-        noisy_channel_scores(direct, channel[:, :1], lengths)
-    with pytest.raises(ValueError, match="source_lengths"):
-        noisy_channel_scores(direct, channel, lengths[:1])
+        rerank_scores(direct, other[:, :1], lengths)
+    with pytest.raises(ValueError, match="other_lengths"):
+        rerank_scores(direct, other, lengths[:1])
+    with pytest.raises(ValueError, match="smallest 0"):
+        rerank_scores(direct, other, np.array([0, 3]))
     with pytest.raises(ValueError, match="weight=-1"):
-        noisy_channel_scores(direct, channel, lengths, -1)
+        rerank_scores(direct, other, lengths, -1)
+
+
+def test_reverse_tokens_keeps_stop_and_padding_in_place():
+    ids = np.array([[5, 6, 7, 2, 0], [8, 9, 0, 0, 0], [4, 5, 6, 7, 8]])
+    flipped = reverse_tokens(ids, stop_id=2)
+    np.testing.assert_array_equal(flipped, [[7, 6, 5, 2, 0], [9, 8, 0, 0, 0], [8, 7, 6, 5, 4]])
+    np.testing.assert_array_equal(reverse_tokens(flipped, stop_id=2), ids)
+    assert ids[0, 0] == 5  # the input is not changed
+    with pytest.raises(ValueError, match="ids.shape=\\(5,\\)"):
+        reverse_tokens(ids[0], stop_id=2)
 
 
 @pytest.fixture(scope="module")
@@ -66,27 +83,35 @@ def small_models():
     assert task.build_vocabularies(pairs, "native-roman") == (native_vocab, roman_vocab)
     forward = _model(len(roman_vocab), len(native_vocab), seed=1)
     reverse = _model(len(native_vocab), len(roman_vocab), seed=2)
+    backwards = _model(len(roman_vocab), len(native_vocab), seed=4)
+    bias = np.zeros(len(native_vocab), "float32")
+    bias[2] = 1.5  # <stop> likely within a few letters, so that most beams finish before max_length
+    backwards.decoder.output_layer.bias.assign(bias)
     words = [p.roman for p in pairs[:12]]
     decoded = task.transliterate_words(forward, roman_vocab, native_vocab, words, beam_width=3)
-    return {"decoded": decoded, "words": words, "channel": (reverse, native_vocab, roman_vocab),
-            "forward": (forward, roman_vocab, native_vocab)}
+    return {
+        "decoded": decoded, "words": words, "vocabs": (roman_vocab, native_vocab),
+        "channel": task.Reranker("channel", reverse, native_vocab, roman_vocab),
+        "right_to_left": task.Reranker("right-to-left", backwards, roman_vocab, native_vocab),
+        "forward": forward,
+    }
 
 
-def test_rerank_orders_by_the_combined_score(small_models):
+def test_channel_scores_and_rerank_order(small_models):
     decoded, words, channel = small_models["decoded"], small_models["words"], small_models["channel"]
-    log_probs = task.channel_log_probs(decoded, words, channel)
+    log_probs, lengths = task.reranker_log_probs(decoded, words, channel)
     assert log_probs.shape == (12, 3) and np.all(log_probs < 0)
+    np.testing.assert_array_equal(lengths[:, 0], [len(w) + 1 for w in words])  # |x| + <stop>
     # The same number from the scorer itself: log P(roman | native candidate).
-    reverse, native_vocab, roman_vocab = channel
-    direct = sequence_log_probs(reverse, native_vocab.encode([decoded["candidates"][0][1]]),
-                                roman_vocab.encode([words[0]], add_stop=True))
+    direct = sequence_log_probs(channel.model, channel.source_vocab.encode([decoded["candidates"][0][1]]),
+                                channel.target_vocab.encode([words[0]], add_stop=True))
     np.testing.assert_allclose(log_probs[0, 1], direct[0], atol=1e-5)
 
-    unchanged = task.rerank_with_channel(decoded, words, channel, weight=0.0)
+    unchanged = task.rerank(decoded, words, channel, weight=0.0)
     assert unchanged["candidates"] == decoded["candidates"]
     assert "alignments" not in unchanged
-    only_channel = task.rerank_with_channel(decoded, words, channel, weight=1e6, log_probs=log_probs)
-    for row, scores, reranked in zip(decoded["candidates"], log_probs, only_channel["candidates"]):
+    only_channel = task.rerank(decoded, words, channel, weight=1e6, scored=(log_probs, lengths))
+    for row, scores, reranked in zip(decoded["candidates"], log_probs / lengths, only_channel["candidates"]):
         assert reranked[0] == row[int(np.argmax(scores))]
         assert sorted(reranked) == sorted(row)
     assert only_channel["predictions"] == [row[0] for row in only_channel["candidates"]]
@@ -95,16 +120,43 @@ def test_rerank_orders_by_the_combined_score(small_models):
         assert np.all(np.diff(scores) <= 0)
 
 
+def test_right_to_left_decoding_and_scoring_agree(small_models):
+    backwards = small_models["right_to_left"]
+    roman_vocab, native_vocab = small_models["vocabs"]
+    words = small_models["words"]
+    decoded = task.transliterate_words(backwards.model, roman_vocab, native_vocab, words, beam_width=3,
+                                       right_to_left=True)
+    # The right-to-left model's own beams, put in reading order, then re-reversed and scored by a
+    # teacher-forced pass of the same model: the length-normalised scores must match the beam's.
+    log_probs, lengths = task.reranker_log_probs(decoded, words, backwards)
+    # (A beam cut at max_length has no <stop>; the scorer adds one, so compare finished beams.)
+    beams = backwards.model.generate(roman_vocab.encode(words), beam_width=3)
+    finished = (beams["beam_tokens"] == 2).any(axis=-1)  # (words, 3); same word order and beam order
+    finished &= np.array([[bool(c) for c in row] for row in decoded["candidates"]])  # empty ones score -inf
+    assert finished.mean() > 0.5
+    np.testing.assert_allclose((log_probs / lengths)[finished], np.stack(decoded["scores"])[finished], atol=1e-4)
+    raw = backwards.model.generate(roman_vocab.encode(words[:1]), beam_width=3)
+    written = native_vocab.decode(raw["tokens"][0])
+    assert decoded["predictions"][0] == written[::-1]  # (generated words: one code point per token)
+    steps = len(decoded["alignments"][0])
+    np.testing.assert_allclose(decoded["alignments"][0][: steps - 1],
+                               raw["alignments"][0][: steps - 1][::-1, : len(words[0])], atol=1e-6)
+
+
 def test_rerank_refuses_what_it_cannot_use(small_models):
     decoded, words, channel = small_models["decoded"], small_models["words"], small_models["channel"]
-    with pytest.raises(ValueError, match="read Devanagari and write roman"):
-        task.channel_log_probs(decoded, words, small_models["forward"])
-    forward, roman_vocab, native_vocab = small_models["forward"]
-    greedy = task.transliterate_words(forward, roman_vocab, native_vocab, words, beam_width=1)
+    with pytest.raises(ValueError, match="must read Devanagari and write roman"):
+        task.Reranker("channel", small_models["forward"], channel.target_vocab, channel.source_vocab)
+    with pytest.raises(ValueError, match="must read roman letters and write Devanagari"):
+        task.Reranker("right-to-left", channel.model, channel.source_vocab, channel.target_vocab)
+    with pytest.raises(ValueError, match="kind='both'"):
+        task.Reranker("both", channel.model, channel.source_vocab, channel.target_vocab)
+    roman_vocab, native_vocab = small_models["vocabs"]
+    greedy = task.transliterate_words(small_models["forward"], roman_vocab, native_vocab, words, beam_width=1)
     with pytest.raises(ValueError, match="at least 2"):
-        task.channel_log_probs(greedy, words, channel)
+        task.reranker_log_probs(greedy, words, channel)
     with pytest.raises(ValueError, match="Received: 11 words"):
-        task.channel_log_probs(decoded, words[:11], channel)
+        task.reranker_log_probs(decoded, words[:11], channel)
 
 
 def test_reverse_direction_groups_references_by_native():
@@ -131,6 +183,8 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
     forward, reverse = tmp_path / "forward", tmp_path / "reverse"
     assert main(["train", "transliteration", "--out", str(forward)] + tiny) == 0
     assert main(["train", "transliteration", "--direction", "native-roman", "--out", str(reverse)] + tiny) == 0
+    backwards = tmp_path / "backwards"
+    assert main(["train", "transliteration", "--right-to-left", "--out", str(backwards)] + tiny) == 0
     assert json.loads((reverse / "training_state.json").read_text())["config"]["direction"] == "native-roman"
     # Resuming the reverse run as a forward one would mix up the vocabularies: refused.
     assert main(["train", "transliteration", "--out", str(reverse)] + tiny[:-2] + ["--epochs", "2"]) == 2
@@ -142,16 +196,25 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
                  "--metrics-json", str(metrics_path)]) == 0
     assert json.loads(metrics_path.read_text())["words"] == len({p.native for p in pairs[100:]})
 
-    metrics_path = tmp_path / "reranked.json"
-    assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
-                 "--rerank-with", str(reverse), "--rerank-weight", "0.5", "--metrics-json", str(metrics_path)]) == 0
-    metrics = json.loads(metrics_path.read_text())
-    assert metrics["reranked_with"] == str(reverse) and metrics["rerank_weight"] == 0.5
-    assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 20
-    capsys.readouterr()
+    for reranker, kind in ((reverse, "channel"), (backwards, "right-to-left")):
+        metrics_path = tmp_path / f"reranked_{kind}.json"
+        assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
+                     "--rerank-with", str(reranker), "--rerank-weight", "0.5",
+                     "--metrics-json", str(metrics_path)]) == 0
+        metrics = json.loads(metrics_path.read_text())
+        assert metrics["reranked_with"] == str(reranker) and metrics["rerank_weight"] == 0.5
+        assert metrics["reranker_kind"] == kind
+        assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 20
+    # The right-to-left model also transliterates on its own, in reading order.
+    assert main(["transliterate", "--model", str(backwards), "ghar"]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ghar\t")
+    # A left-to-right and a right-to-left model do not make one ensemble.
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--model", str(backwards),
+                 "--test", str(test)]) == 2
+    assert "same direction" in capsys.readouterr().err
     assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test),
                  "--rerank-with", str(reverse)]) == 2
     assert "use --beam 2 or more" in capsys.readouterr().err
     assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
                  "--rerank-with", str(forward)]) == 2
-    assert "read Devanagari and write roman" in capsys.readouterr().err
+    assert "Received: roman-native model" in capsys.readouterr().err

@@ -1,16 +1,22 @@
-"""Reranking beam candidates with a reverse ("channel") model.
+"""Reranking beam candidates with a second model.
 
 Beam search ranks candidates `y` for a source `x` by the direct model's
 length-normalised log-probability, `log P(y | x) / |y|`. When several
 outputs are plausible (romanised Hindi `nilgiri` -> निलगिरी or नीलगिरि), a
-second opinion helps: a model trained in the other direction says how well
-each candidate explains the source, `log P(x | y)`. The noisy-channel
-reranker combines the two,
+second opinion can settle it. Two kinds:
 
-    score(y) = log P(y | x) / |y|  +  weight * log P(x | y) / (|x| + 1),
+* a **channel** model, trained in the other direction, says how well each
+  candidate explains the source, `log P(x | y)` (the noisy-channel reranker);
+* a **right-to-left** model scores the same `log P(y | x)` but writes `y`
+  from its end, so it errs at other places than the left-to-right beam.
 
-(the `+ 1` counts the reverse model's `<stop>`), and sorts the k beams by it.
-`weight = 0` keeps the beam order.
+The combined score is
+
+    score(y) = log P(y | x) / |y|  +  weight * log Q / n,
+
+where `log Q` is the second model's log-probability of the candidate and `n`
+the number of tokens it scored (its output and `<stop>`); the k beams are
+sorted by it. `weight = 0` keeps the beam order.
 """
 
 import numpy as np
@@ -56,27 +62,31 @@ def sequence_log_probs(model, source, target, batch_size=512):
     return totals
 
 
-def noisy_channel_scores(direct_scores, channel_log_probs, source_lengths, weight=1.0):
-    """`direct_scores + weight * channel_log_probs / (source_lengths + 1)`.
+def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
+    """`direct_scores + weight * other_log_probs / other_lengths`.
 
     Args:
         direct_scores: `(N, k)` length-normalised beam scores, `log P(y | x) / |y|`.
-        channel_log_probs: `(N, k)` `log P(x | y)` from the reverse model.
-        source_lengths: `(N,)` length of each source `x` (without `<stop>`).
-        weight: how much the reverse model counts (0 = beam order).
+        other_log_probs: `(N, k)` the second model's log-probabilities.
+        other_lengths: the tokens each of those covers, `(N, k)` or `(N,)`
+            (e.g. `|x| + 1` for a channel model, `|y| + 1` for a right-to-left one).
+        weight: how much the second model counts (0 = beam order).
     """
     direct_scores = np.asarray(direct_scores, "float64")
-    channel_log_probs = np.asarray(channel_log_probs, "float64")
-    source_lengths = np.asarray(source_lengths, "float64")
-    if direct_scores.shape != channel_log_probs.shape or direct_scores.ndim != 2:
+    other_log_probs = np.asarray(other_log_probs, "float64")
+    other_lengths = np.asarray(other_lengths, "float64")
+    if direct_scores.shape != other_log_probs.shape or direct_scores.ndim != 2:
         raise ValueError(
-            "`direct_scores` and `channel_log_probs` must both be (N, k). "
-            f"Received: {direct_scores.shape} and {channel_log_probs.shape}"
+            "`direct_scores` and `other_log_probs` must both be (N, k). "
+            f"Received: {direct_scores.shape} and {other_log_probs.shape}"
         )
-    if source_lengths.shape != direct_scores.shape[:1]:
+    if other_lengths.ndim == 1:
+        other_lengths = other_lengths[:, None]
+    if other_lengths.shape not in (direct_scores.shape, direct_scores.shape[:1] + (1,)) or np.any(other_lengths < 1):
         raise ValueError(
-            f"`source_lengths` must be (N,) = {direct_scores.shape[:1]}. Received: {source_lengths.shape}"
+            f"`other_lengths` must be (N,) or (N, k) = {direct_scores.shape}, every entry at least 1. "
+            f"Received: shape {other_lengths.shape}, smallest {other_lengths.min() if other_lengths.size else None}"
         )
     if not np.isfinite(weight) or weight < 0:
         raise ValueError(f"`weight` must be a finite number >= 0. Received: weight={weight}")
-    return direct_scores + weight * channel_log_probs / (source_lengths[:, None] + 1.0)
+    return direct_scores + weight * other_log_probs / other_lengths

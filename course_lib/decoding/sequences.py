@@ -26,3 +26,25 @@ def strip_special_tokens(tokens, stop_id, pad_id=0, start_id=None):
             out.append(token)
         rows.append(out)
     return rows
+
+
+def reverse_tokens(ids, stop_id, pad_id=0):
+    """Reverses each row's tokens before its first `<stop>` (or padding);
+    `<stop>` and padding stay where they are.
+
+    A right-to-left model is trained on `reverse_tokens(targets)` and its
+    decoded output is put back in reading order the same way (reversing twice
+    gives the input back). Reversing ids, not strings, keeps every Devanagari
+    code point a token of its own (a reversed string would be re-normalised).
+
+    Args:
+        ids: `(batch, length)` integer array.
+    """
+    ids = np.array(ids, copy=True)
+    if ids.ndim != 2:
+        raise ValueError(f"`ids` must have rank 2. Received: ids.shape={ids.shape}")
+    for row in ids:
+        ends = np.flatnonzero((row == stop_id) | (row == pad_id))
+        end = int(ends[0]) if len(ends) else len(row)
+        row[:end] = row[:end][::-1].copy()
+    return ids

@@ -57,6 +57,7 @@ class TransliterationConfig:
     valid_words: int = 500
     test_words: int = 500
     direction: str = "roman-native"  # or "native-roman": the reverse model that scores candidates (reranking)
+    right_to_left: bool = False  # the decoder writes each word from its last letter (a second opinion for reranking)
     seed: int = 0  # the generated word sets; also the model's seed unless `model_seed` is set
     model_seed: int = None  # initial weights and batch order (ensemble members differ only here)
     steps_per_execution: int = 20
@@ -138,10 +139,15 @@ def build_vocabularies(train_pairs, direction="roman-native"):
     return (roman_vocab, native_vocab) if check_direction(direction) == "roman-native" else (native_vocab, roman_vocab)
 
 
-def encode_pairs(pairs, source_vocab, target_vocab, direction="roman-native"):
-    """Padded `(source, target + <stop>)` id arrays."""
+def encode_pairs(pairs, source_vocab, target_vocab, direction="roman-native", right_to_left=False):
+    """Padded `(source, target + <stop>)` id arrays; with `right_to_left` each
+    target is written from its last letter (the `<stop>` still comes last)."""
+    from course_lib.decoding.sequences import reverse_tokens
+    from course_lib.text.vocabulary import STOP
+
     source_texts, target_texts = sides(pairs, direction)
-    return source_vocab.encode(source_texts), target_vocab.encode(target_texts, add_stop=True)
+    target = target_vocab.encode(target_texts, add_stop=True)
+    return source_vocab.encode(source_texts), reverse_tokens(target, STOP) if right_to_left else target
 
 
 def normalize_references(texts, target_vocab):
@@ -318,6 +324,10 @@ def load_run(model_dir):
     )
 
 
+def _kind_name(direction, right_to_left):
+    return f"{direction} right-to-left" if right_to_left else direction
+
+
 def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     """Trains (or resumes, when `out_dir` holds a checkpoint) a transliteration model.
 
@@ -334,23 +344,26 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     if out_dir is not None and (Path(out_dir) / MODEL_FILE).exists():
         model, source_vocab, target_vocab, state = load_run(out_dir)
         initial_epoch = int(state.get("epochs_done", 0))
-        saved_direction = state.get("config", {}).get("direction", "roman-native")
-        if saved_direction != config.direction:
+        saved = state.get("config", {})
+        saved_kind = (saved.get("direction", "roman-native"), bool(saved.get("right_to_left", False)))
+        if saved_kind != (config.direction, config.right_to_left):
             raise ValueError(
-                f"{os.fspath(out_dir)!r} holds a {saved_direction} model; it cannot be resumed as "
-                f"{config.direction}. Received: direction={config.direction!r}"
+                f"{os.fspath(out_dir)!r} holds a {_kind_name(*saved_kind)} model; it cannot be resumed as "
+                f"{_kind_name(config.direction, config.right_to_left)}. Received: direction={config.direction!r}, "
+                f"right_to_left={config.right_to_left}"
             )
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {initial_epoch}.", flush=True)
     else:
         source_vocab, target_vocab = build_vocabularies(train_pairs, config.direction)
-    source, target = encode_pairs(train_pairs, source_vocab, target_vocab, config.direction)
+    source, target = encode_pairs(train_pairs, source_vocab, target_vocab, config.direction, config.right_to_left)
     steps_per_epoch = math.ceil(len(source) / config.batch_size)
     if initial_epoch == 0:
         model = build_model(config, len(source_vocab), len(target_vocab), steps_per_epoch * config.epochs)
     validation = None
     if valid_pairs:
-        valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab, config.direction)
+        valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab, config.direction,
+                                                  config.right_to_left)
         validation = as_dataset(valid_source, valid_target, 256, bucketed=True, seed=None)
     dataset = as_dataset(
         source, target, config.batch_size, bucketed=True, seed=_model_seed(config) + 1000 * initial_epoch, repeat=True,
@@ -381,8 +394,11 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
 
 
 def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, length_penalty=1.0,
-                        batch_size=512, max_length=None):
+                        batch_size=512, max_length=None, right_to_left=False):
     """Transliterates a list of roman words in length-sorted batches.
+
+    `right_to_left`: the model writes words backwards (trained with it); its
+    outputs and attention rows are put back in reading order.
 
     Returns:
         A dict: `predictions` (best strings), `candidates` (per word the
@@ -400,6 +416,8 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
     if beam_width > 1:
         generate_kwargs.update(beam_width=beam_width, length_penalty=length_penalty)
     output = batched_generate(model, source, batch_size=batch_size, **generate_kwargs)
+    if right_to_left:
+        output = _in_reading_order(output, model.stop_id, model.pad_id)
     predictions = [target_vocab.decode(tokens) for tokens in output["tokens"]]
     if beam_width > 1:
         candidates = [[target_vocab.decode(row) for row in beams] for beams in output["beam_tokens"]]
@@ -417,25 +435,93 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
             "sources": letters}
 
 
-def channel_log_probs(decoded, words, channel, batch_size=512):
-    """`log P(x | y)` of every beam candidate `y` of every word `x`: an `(N, k)` array.
+def _in_reading_order(output, stop_id, pad_id):
+    """`batched_generate` output of a right-to-left model, turned to reading order."""
+    from course_lib.decoding.sequences import reverse_tokens
+
+    output = dict(output)
+    tokens = [reverse_tokens(np.asarray(row)[None], stop_id, pad_id)[0] for row in output["tokens"]]
+    alignments = []
+    for before, weights in zip(output["tokens"], output["alignments"]):
+        ends = np.flatnonzero((np.asarray(before) == stop_id) | (np.asarray(before) == pad_id))
+        end = int(ends[0]) if len(ends) else len(before)
+        weights = np.array(weights, copy=True)
+        weights[:end] = weights[:end][::-1]  # rows follow the letters; the <stop> row stays last
+        alignments.append(weights)
+    output.update(tokens=tokens, alignments=alignments)
+    if "beam_tokens" in output:
+        output["beam_tokens"] = [reverse_tokens(np.asarray(beams), stop_id, pad_id) for beams in output["beam_tokens"]]
+    return output
+
+
+RERANKER_KINDS = ("channel", "right-to-left")
+
+
+@dataclasses.dataclass
+class Reranker:
+    """A second model that scores the beam's candidates (`course_lib.decoding.rerank`).
+
+    `kind` is `"channel"` for a native -> roman model (scores `log P(x | y)`,
+    trained with `--direction native-roman`) or `"right-to-left"` for a
+    roman -> native model that writes words backwards (scores `log P(y | x)`,
+    trained with `--right-to-left`). `load_reranker(DIR)` reads one from a
+    training folder.
+    """
+
+    kind: str
+    model: object
+    source_vocab: object
+    target_vocab: object
+
+    def __post_init__(self):
+        if self.kind not in RERANKER_KINDS:
+            raise ValueError(f"`kind` must be one of {RERANKER_KINDS}. Received: kind={self.kind!r}")
+        # The roman side is the lower-cased vocabulary: it must be the target of a
+        # channel model and the source of a right-to-left one.
+        roman_side = self.target_vocab if self.kind == "channel" else self.source_vocab
+        native_side = self.source_vocab if self.kind == "channel" else self.target_vocab
+        if not roman_side.lowercase or native_side.lowercase:
+            wanted = "read Devanagari and write roman letters" if self.kind == "channel" else \
+                "read roman letters and write Devanagari"
+            raise ValueError(
+                f"A {self.kind} reranker must {wanted}. Received: a model whose source vocabulary is "
+                f"{self.source_vocab!r} and target vocabulary is {self.target_vocab!r}"
+            )
+
+
+def load_reranker(model_dir):
+    """The `Reranker` in a training folder: its kind comes from the saved config."""
+    model, source_vocab, target_vocab, state = load_run(model_dir)
+    config = state.get("config", {})
+    if config.get("direction") == "native-roman" and not config.get("right_to_left"):
+        return Reranker("channel", model, source_vocab, target_vocab)
+    if config.get("direction", "roman-native") == "roman-native" and config.get("right_to_left"):
+        return Reranker("right-to-left", model, source_vocab, target_vocab)
+    raise ValueError(
+        "A reranker is a native-roman model (`train transliteration --direction native-roman`) or a "
+        "right-to-left one (`--right-to-left`). Received: "
+        f"{_kind_name(config.get('direction', 'roman-native'), config.get('right_to_left', False))} "
+        f"model in {os.fspath(model_dir)!r}"
+    )
+
+
+def reranker_log_probs(decoded, words, reranker, batch_size=512):
+    """The reranker's log-probability of every beam candidate `y` of every word `x`.
 
     Args:
         decoded: `transliterate_words` output from beam search (k > 1).
         words: the roman words that were transliterated, in the same order.
-        channel: `(model, source_vocab, target_vocab)` of a native -> roman
-            model (`course-lib train transliteration --direction native-roman`),
-            e.g. `load_run(DIR)[:3]`.
+        reranker: a `Reranker`.
+
+    Returns:
+        `(log_probs, lengths)`, both `(N, k)`: `log P(x | y)` (channel) or the
+        right-to-left `log P(y | x)`, and the number of tokens each scores
+        (`|x| + 1` or `|y| + 1`, the `<stop>` included).
     """
     from course_lib.decoding.rerank import sequence_log_probs
+    from course_lib.decoding.sequences import reverse_tokens
+    from course_lib.text.vocabulary import STOP
 
-    channel_model, native_vocab, roman_vocab = channel
-    if native_vocab.lowercase or not roman_vocab.lowercase:
-        raise ValueError(
-            "The channel model must read Devanagari and write roman letters (trained with "
-            "`--direction native-roman`). Received: a model whose source vocabulary is "
-            f"{native_vocab!r} and target vocabulary is {roman_vocab!r}"
-        )
     counts = {len(row) for row in decoded["candidates"]}
     if len(words) != len(decoded["candidates"]) or counts != {max(counts)} or max(counts) < 2:
         raise ValueError(
@@ -447,40 +533,42 @@ def channel_log_probs(decoded, words, channel, batch_size=512):
     repeated_words = [word for word in words for _ in range(k)]
     # An empty candidate (a beam that stopped at once) explains nothing: -inf.
     log_probs = np.full(len(flat_candidates), -np.inf)
+    lengths = np.ones(len(flat_candidates))
     chosen = [i for i, candidate in enumerate(flat_candidates) if candidate]
     if chosen:
-        log_probs[chosen] = sequence_log_probs(
-            channel_model,
-            native_vocab.encode([flat_candidates[i] for i in chosen]),
-            roman_vocab.encode([repeated_words[i] for i in chosen], add_stop=True),
-            batch_size=batch_size,
-        )
-    return log_probs.reshape(len(words), k)
+        candidates = [flat_candidates[i] for i in chosen]
+        roman = [repeated_words[i] for i in chosen]
+        if reranker.kind == "channel":
+            source = reranker.source_vocab.encode(candidates)
+            target = reranker.target_vocab.encode(roman, add_stop=True)
+        else:
+            source = reranker.source_vocab.encode(roman)
+            target = reverse_tokens(reranker.target_vocab.encode(candidates, add_stop=True), STOP)
+        log_probs[chosen] = sequence_log_probs(reranker.model, source, target, batch_size=batch_size)
+        lengths[chosen] = np.count_nonzero(target != reranker.model.pad_id, axis=1)
+    return log_probs.reshape(len(words), k), lengths.reshape(len(words), k)
 
 
-def rerank_with_channel(decoded, words, channel, weight=1.0, batch_size=512, log_probs=None):
-    """Re-sorts each word's beam candidates by the noisy-channel score
-    `log P(y|x)/|y| + weight * log P(x|y)/(|x|+1)` (`course_lib.decoding.rerank`).
+def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
+    """Re-sorts each word's beam candidates by
+    `log P(y|x)/|y| + weight * log Q/n` (`course_lib.decoding.rerank`).
 
     Args:
-        decoded, words, channel: as for `channel_log_probs`.
-        weight: the reverse model's weight (0 keeps the beam order).
-        log_probs: `channel_log_probs(decoded, words, channel)` when already
-            computed (to try several weights without running the reverse
-            model again).
+        decoded, words, reranker: as for `reranker_log_probs`.
+        weight: the reranker's weight (0 keeps the beam order).
+        scored: `reranker_log_probs(decoded, words, reranker)` when already
+            computed (to try several weights without running the model again).
 
     Returns:
         A copy of `decoded` whose `candidates`, `scores` and `predictions`
         follow the new order (`alignments` are dropped: they belong to the old
-        best candidates), with `channel_log_probs` per candidate.
+        best candidates), with the reranker's `reranker_log_probs` per candidate.
     """
-    from course_lib.decoding.rerank import noisy_channel_scores
+    from course_lib.decoding.rerank import rerank_scores
 
-    if log_probs is None:
-        log_probs = channel_log_probs(decoded, words, channel, batch_size)
-    source_lengths = np.array([len(letters) for letters in channel[2].tokenize(list(words))])
-    with np.errstate(invalid="ignore"):  # -inf channel scores stay -inf
-        combined = noisy_channel_scores(np.stack(decoded["scores"]), log_probs, source_lengths, weight)
+    log_probs, lengths = scored if scored is not None else reranker_log_probs(decoded, words, reranker, batch_size)
+    with np.errstate(invalid="ignore"):  # -inf scores stay -inf
+        combined = rerank_scores(np.stack(decoded["scores"]), log_probs, lengths, weight)
     order = np.argsort(-np.nan_to_num(combined, nan=-np.inf), axis=1, kind="stable")  # (N, k)
     candidates = [[row[j] for j in ranks] for row, ranks in zip(decoded["candidates"], order)]
     reranked = {key: value for key, value in decoded.items() if key != "alignments"}
@@ -488,18 +576,18 @@ def rerank_with_channel(decoded, words, channel, weight=1.0, batch_size=512, log
         candidates=candidates,
         predictions=[row[0] for row in candidates],
         scores=[row[ranks] for row, ranks in zip(combined, order)],
-        channel_log_probs=[row[ranks] for row, ranks in zip(log_probs, order)],
+        reranker_log_probs=[row[ranks] for row, ranks in zip(log_probs, order)],
     )
     return reranked
 
 
 def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_penalty=1.0, batch_size=512,
-             direction="roman-native", channel=None, channel_weight=1.0):
+             direction="roman-native", right_to_left=False, reranker=None, rerank_weight=1.0):
     """Top-1 and top-k word accuracy and CER on test pairs.
 
-    `direction` is the model's (`"native-roman"` scores a reverse model).
-    With `channel` (see `rerank_with_channel`) the beam's candidates are
-    reranked by the noisy-channel score before scoring.
+    `direction` and `right_to_left` are the model's (`"native-roman"` scores
+    a reverse model). With a `reranker` (see `rerank`) the beam's candidates
+    are reranked before scoring.
 
     Returns:
         A dict: `word_accuracy`, `top_k_accuracy` (k = `beam_width`), `cer`,
@@ -510,9 +598,10 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
 
     words, references = test_items(pairs, target_vocab, direction)
     started = time.perf_counter()
-    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width, length_penalty, batch_size)
-    if channel is not None:
-        decoded = rerank_with_channel(decoded, words, channel, channel_weight, batch_size)
+    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width, length_penalty, batch_size,
+                                  right_to_left=right_to_left)
+    if reranker is not None:
+        decoded = rerank(decoded, words, reranker, rerank_weight, batch_size)
     seconds = time.perf_counter() - started
     return {
         "word_accuracy": word_accuracy(decoded["predictions"], references),
@@ -620,7 +709,7 @@ def _train_command(args):
     config = TransliterationConfig.for_profile(
         epochs=args.epochs, batch_size=args.batch_size, units=args.units,
         embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
-        direction=args.direction,
+        direction=args.direction, right_to_left=args.right_to_left or None,
     )
     if args.no_attention:
         config.attention = False
@@ -643,7 +732,7 @@ def _train_command(args):
           f"saved to {args.out!r}.", flush=True)
     if valid_pairs:
         metrics = evaluate(result["model"], result["source_vocab"], result["target_vocab"], valid_pairs,
-                           beam_width=1, direction=config.direction)
+                           beam_width=1, direction=config.direction, right_to_left=config.right_to_left)
         print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
     return 0
 
@@ -659,7 +748,17 @@ def load_ensemble(model_dirs):
     model, source_vocab, target_vocab, state = runs[0]
     if len(runs) == 1:
         return model, source_vocab, target_vocab, state
-    for directory, (_, other_source, other_target, _) in zip(model_dirs[1:], runs[1:]):
+    def kind(run_state):
+        config = run_state.get("config", {})
+        return config.get("direction", "roman-native"), bool(config.get("right_to_left", False))
+
+    for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
+        if kind(other_state) != kind(state):
+            raise ValueError(
+                "Ensemble members must write in the same direction. Received: "
+                f"{os.fspath(directory)!r} is {_kind_name(*kind(other_state))}, "
+                f"{os.fspath(model_dirs[0])!r} is {_kind_name(*kind(state))}"
+            )
         if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
             raise ValueError(
                 "Ensemble members must be trained on the same vocabularies (the same training file). "
@@ -679,20 +778,21 @@ def _evaluate_command(args):
         _, _, pairs = generated_splits(config)
     if args.beam < 1:
         raise ValueError(f"`--beam` must be at least 1. Received: --beam {args.beam}")
-    channel = None
+    reranker = None
     if args.rerank_with:
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
-        channel = load_run(args.rerank_with)[:3]
+        reranker = load_reranker(args.rerank_with)
+    saved = state.get("config", {})
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
-                       length_penalty=args.length_penalty,
-                       direction=state.get("config", {}).get("direction", "roman-native"),
-                       channel=channel, channel_weight=args.rerank_weight)
+                       length_penalty=args.length_penalty, direction=saved.get("direction", "roman-native"),
+                       right_to_left=bool(saved.get("right_to_left", False)),
+                       reranker=reranker, rerank_weight=args.rerank_weight)
     summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
     summary["test_file"] = args.test or "generated test set"
     summary["models"] = list(args.model)
     if args.rerank_with:
-        summary.update(reranked_with=args.rerank_with, rerank_weight=args.rerank_weight)
+        summary.update(reranked_with=args.rerank_with, reranker_kind=reranker.kind, rerank_weight=args.rerank_weight)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.metrics_json:
         Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
@@ -701,11 +801,12 @@ def _evaluate_command(args):
 
 
 def _transliterate_command(args):
-    model, source_vocab, target_vocab, _ = load_run(args.model)
+    model, source_vocab, target_vocab, state = load_run(args.model)
     words = [w for w in args.words if w.strip()]
     if not words:
         raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
-    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)
+    decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam,
+                                  right_to_left=bool(state.get("config", {}).get("right_to_left", False)))
     for word, prediction in zip(words, decoded["predictions"]):
         print(f"{word}\t{prediction}")
     if args.heatmap:
@@ -736,6 +837,8 @@ def register_cli(commands):
                               help="seed of the initial weights and batch order (train ensemble members with different ones)")
     train_parser.add_argument("--direction", choices=DIRECTIONS,
                               help="native-roman trains the reverse model used by `evaluate --rerank-with`")
+    train_parser.add_argument("--right-to-left", action="store_true",
+                              help="write each word from its last letter (a reranker for `evaluate --rerank-with`)")
     train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
     train_parser.set_defaults(handler=_train_command)
 
@@ -746,9 +849,10 @@ def register_cli(commands):
     evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
     evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
     evaluate_parser.add_argument("--rerank-with", metavar="DIR",
-                                 help="a native-roman model (train --direction native-roman) that reranks the beam")
+                                 help="a native-roman or right-to-left model (train --direction native-roman / "
+                                      "--right-to-left) that reranks the beam")
     evaluate_parser.add_argument("--rerank-weight", type=float, default=1.0,
-                                 help="weight of log P(roman | candidate) in the reranking score")
+                                 help="weight of the reranker's length-normalised log-probability")
     evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
