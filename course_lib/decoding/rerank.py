@@ -1,7 +1,7 @@
 """Reranking beam candidates with a second model.
 
 Beam search ranks candidates `y` for a source `x` by the direct model's
-length-normalised log-probability, `log P(y | x) / |y|`. When several
+length-normalised log-probability, `log P(y | x) / (|y| + 1)`. When several
 outputs are plausible (romanised Hindi `nilgiri` -> निलगिरी or नीलगिरि), a
 second opinion can settle it. Two kinds:
 
@@ -12,7 +12,7 @@ second opinion can settle it. Two kinds:
 
 The combined score is
 
-    score(y) = log P(y | x) / |y|  +  weight * log Q / n,
+    score(y) = log P(y | x) / (|y| + 1)  +  weight * log Q / n,
 
 where `log Q` is the second model's log-probability of the candidate and `n`
 the number of tokens it scored (its output and `<stop>`); the k beams are
@@ -66,7 +66,7 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
     """`direct_scores + weight * other_log_probs / other_lengths`.
 
     Args:
-        direct_scores: `(N, k)` length-normalised beam scores, `log P(y | x) / |y|`.
+        direct_scores: `(N, k)` length-normalised beam scores, `log P(y | x) / (|y| + 1)`.
         other_log_probs: `(N, k)` the second model's log-probabilities.
         other_lengths: the tokens each of those covers, `(N, k)` or `(N,)`
             (e.g. `|x| + 1` for a channel model, `|y| + 1` for a right-to-left one).

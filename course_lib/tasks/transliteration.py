@@ -324,6 +324,12 @@ def load_run(model_dir):
     )
 
 
+def _saved_kind(state):
+    """`(direction, right_to_left)` of a saved run (runs saved before these options: roman-native, left to right)."""
+    config = state.get("config", {})
+    return config.get("direction", "roman-native"), bool(config.get("right_to_left", False))
+
+
 def _kind_name(direction, right_to_left):
     return f"{direction} right-to-left" if right_to_left else direction
 
@@ -344,8 +350,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     if out_dir is not None and (Path(out_dir) / MODEL_FILE).exists():
         model, source_vocab, target_vocab, state = load_run(out_dir)
         initial_epoch = int(state.get("epochs_done", 0))
-        saved = state.get("config", {})
-        saved_kind = (saved.get("direction", "roman-native"), bool(saved.get("right_to_left", False)))
+        saved_kind = _saved_kind(state)
         if saved_kind != (config.direction, config.right_to_left):
             raise ValueError(
                 f"{os.fspath(out_dir)!r} holds a {_kind_name(*saved_kind)} model; it cannot be resumed as "
@@ -492,16 +497,14 @@ class Reranker:
 def load_reranker(model_dir):
     """The `Reranker` in a training folder: its kind comes from the saved config."""
     model, source_vocab, target_vocab, state = load_run(model_dir)
-    config = state.get("config", {})
-    if config.get("direction") == "native-roman" and not config.get("right_to_left"):
+    kind = _saved_kind(state)
+    if kind == ("native-roman", False):
         return Reranker("channel", model, source_vocab, target_vocab)
-    if config.get("direction", "roman-native") == "roman-native" and config.get("right_to_left"):
+    if kind == ("roman-native", True):
         return Reranker("right-to-left", model, source_vocab, target_vocab)
     raise ValueError(
         "A reranker is a native-roman model (`train transliteration --direction native-roman`) or a "
-        "right-to-left one (`--right-to-left`). Received: "
-        f"{_kind_name(config.get('direction', 'roman-native'), config.get('right_to_left', False))} "
-        f"model in {os.fspath(model_dir)!r}"
+        f"right-to-left one (`--right-to-left`). Received: {_kind_name(*kind)} model in {os.fspath(model_dir)!r}"
     )
 
 
@@ -551,7 +554,7 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
 
 def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
     """Re-sorts each word's beam candidates by
-    `log P(y|x)/|y| + weight * log Q/n` (`course_lib.decoding.rerank`).
+    `log P(y|x)/(|y|+1) + weight * log Q/n` (`course_lib.decoding.rerank`).
 
     Args:
         decoded, words, reranker: as for `reranker_log_probs`.
@@ -748,16 +751,12 @@ def load_ensemble(model_dirs):
     model, source_vocab, target_vocab, state = runs[0]
     if len(runs) == 1:
         return model, source_vocab, target_vocab, state
-    def kind(run_state):
-        config = run_state.get("config", {})
-        return config.get("direction", "roman-native"), bool(config.get("right_to_left", False))
-
     for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
-        if kind(other_state) != kind(state):
+        if _saved_kind(other_state) != _saved_kind(state):
             raise ValueError(
                 "Ensemble members must write in the same direction. Received: "
-                f"{os.fspath(directory)!r} is {_kind_name(*kind(other_state))}, "
-                f"{os.fspath(model_dirs[0])!r} is {_kind_name(*kind(state))}"
+                f"{os.fspath(directory)!r} is {_kind_name(*_saved_kind(other_state))}, "
+                f"{os.fspath(model_dirs[0])!r} is {_kind_name(*_saved_kind(state))}"
             )
         if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
             raise ValueError(
@@ -783,10 +782,9 @@ def _evaluate_command(args):
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
         reranker = load_reranker(args.rerank_with)
-    saved = state.get("config", {})
+    direction, right_to_left = _saved_kind(state)
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
-                       length_penalty=args.length_penalty, direction=saved.get("direction", "roman-native"),
-                       right_to_left=bool(saved.get("right_to_left", False)),
+                       length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
                        reranker=reranker, rerank_weight=args.rerank_weight)
     summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
     summary["test_file"] = args.test or "generated test set"
@@ -806,7 +804,7 @@ def _transliterate_command(args):
     if not words:
         raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
     decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam,
-                                  right_to_left=bool(state.get("config", {}).get("right_to_left", False)))
+                                  right_to_left=_saved_kind(state)[1])
     for word, prediction in zip(words, decoded["predictions"]):
         print(f"{word}\t{prediction}")
     if args.heatmap:
