@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from course_lib.cli import main
+from course_lib.data.buckets import batched_log_probs
 from course_lib.data.transliteration_pairs import TransliterationPair
 from course_lib.data.transliteration_words import generate_pairs
-from course_lib.decoding.rerank import rerank_scores, sequence_log_probs
+from course_lib.decoding.rerank import rerank_scores
 from course_lib.decoding.sequences import reverse_tokens
 from course_lib.models import Seq2Seq
 from course_lib.tasks import transliteration as task
@@ -30,20 +31,20 @@ def test_teacher_forced_score_equals_what_beam_search_accumulated():
     model = _model(11, 13)
     beams = model.generate(SOURCE, beam_width=3)
     batch, k, length = beams["beam_tokens"].shape
-    scores = sequence_log_probs(model, np.repeat(SOURCE, k, axis=0), beams["beam_tokens"].reshape(batch * k, length))
+    scores = batched_log_probs(model, np.repeat(SOURCE, k, axis=0), beams["beam_tokens"].reshape(batch * k, length))
     # Two independent routes to log P(y | x): step-by-step decoding and one teacher-forced pass.
     np.testing.assert_allclose(scores.reshape(batch, k), beams["beam_log_probs"], atol=1e-4)
     # Padding after <stop> adds nothing; a longer (padded) target array gives the same scores.
     padded = np.pad(beams["beam_tokens"].reshape(batch * k, length), ((0, 0), (0, 4)))
-    np.testing.assert_allclose(sequence_log_probs(model, np.repeat(SOURCE, k, axis=0), padded), scores, atol=1e-5)
+    np.testing.assert_allclose(batched_log_probs(model, np.repeat(SOURCE, k, axis=0), padded), scores, atol=1e-5)
 
 
-def test_sequence_log_probs_rejects_bad_input():
+def test_batched_log_probs_rejects_bad_input():
     model = _model(11, 13)
     with pytest.raises(ValueError, match="Received: source.shape=\\(3, 5\\), target.shape=\\(2, 4\\)"):
-        sequence_log_probs(model, SOURCE, np.ones((2, 4), "int32"))
+        batched_log_probs(model, SOURCE, np.ones((2, 4), "int32"))
     with pytest.raises(ValueError, match="target.dtype=float"):
-        sequence_log_probs(model, SOURCE, np.ones((3, 4), "float32"))
+        batched_log_probs(model, SOURCE, np.ones((3, 4), "float32"))
 
 
 def test_rerank_score():
@@ -103,7 +104,7 @@ def test_channel_scores_and_rerank_order(small_models):
     assert log_probs.shape == (12, 3) and np.all(log_probs < 0)
     np.testing.assert_array_equal(lengths[:, 0], [len(w) + 1 for w in words])  # |x| + <stop>
     # The same number from the scorer itself: log P(roman | native candidate).
-    direct = sequence_log_probs(channel.model, channel.source_vocab.encode([decoded["candidates"][0][1]]),
+    direct = batched_log_probs(channel.model, channel.source_vocab.encode([decoded["candidates"][0][1]]),
                                 channel.target_vocab.encode([words[0]], add_stop=True))
     np.testing.assert_allclose(log_probs[0, 1], direct[0], atol=1e-5)
 

@@ -53,7 +53,7 @@ ENTRIES = [
           "learned vs oracle-supervised attention",
           fast_cpu="40 s"),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
-          "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy",
+          "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy; right-to-left reranking",
           fast_cpu="39 s"),
     Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
           "CNN feature maps as locations; attention over them; where the model looks for each word",

@@ -163,3 +163,41 @@ def batched_generate(model, source, batch_size=512, **generate_kwargs):
         for position, row in enumerate(rows):
             results[row] = {name: value[position] for name, value in output.items()}
     return {name: [result[name] for result in results] for name in results[0]}
+
+
+def batched_log_probs(model, source, target, batch_size=512):
+    """`log P(target | source)` of every row, teacher forced, in length-sorted batches.
+
+    Args:
+        model: a `Seq2Seq` (anything with `forward(source, target_in)` returning
+            `(logits, alignments)`).
+        source: padded source ids `(N, S)`.
+        target: padded target ids followed by `<stop>`, `(N, T)` (as
+            `Vocabulary.encode(..., add_stop=True)` writes them).
+        batch_size: rows per forward pass (rows are grouped by length).
+
+    Returns:
+        A float64 array `(N,)`: the sum over the real target tokens (the
+        `<stop>` included, padding excluded) of their log-probabilities.
+    """
+    from keras import ops
+
+    source, target = np.asarray(source), np.asarray(target)
+    if source.ndim != 2 or target.ndim != 2 or len(source) != len(target) or len(source) == 0:
+        raise ValueError(
+            "Need as many (and at least one) padded sources (N, S) as targets (N, T). "
+            f"Received: source.shape={source.shape}, target.shape={target.shape}"
+        )
+    for name, ids in (("source", source), ("target", target)):
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise ValueError(f"`{name}` must hold integer token ids. Received: {name}.dtype={ids.dtype}")
+    totals = np.zeros(len(source), "float64")
+    key = sequence_lengths(source) * (target.shape[1] + 1) + sequence_lengths(target)
+    for rows in bucketed_order(key, batch_size):
+        target_in, target_out = teacher_forcing_pair(trim_to_longest(target, rows))
+        logits, _ = model.forward(ops.convert_to_tensor(trim_to_longest(source, rows).astype("int32")),
+                                  ops.convert_to_tensor(target_in), training=False)
+        log_probs = ops.convert_to_numpy(ops.log_softmax(logits, axis=-1)).astype("float64")  # (batch, T, vocab)
+        picked = np.take_along_axis(log_probs, target_out[:, :, None], axis=-1)[:, :, 0]  # (batch, T)
+        totals[rows] = np.sum(np.where(target_out != model.pad_id, picked, 0.0), axis=1)
+    return totals

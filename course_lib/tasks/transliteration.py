@@ -521,7 +521,7 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
         right-to-left `log P(y | x)`, and the number of tokens each scores
         (`|x| + 1` or `|y| + 1`, the `<stop>` included).
     """
-    from course_lib.decoding.rerank import sequence_log_probs
+    from course_lib.data.buckets import batched_log_probs
     from course_lib.decoding.sequences import reverse_tokens
     from course_lib.text.vocabulary import STOP
 
@@ -547,7 +547,7 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
         else:
             source = reranker.source_vocab.encode(roman)
             target = reverse_tokens(reranker.target_vocab.encode(candidates, add_stop=True), STOP)
-        log_probs[chosen] = sequence_log_probs(reranker.model, source, target, batch_size=batch_size)
+        log_probs[chosen] = batched_log_probs(reranker.model, source, target, batch_size=batch_size)
         lengths[chosen] = np.count_nonzero(target != reranker.model.pad_id, axis=1)
     return log_probs.reshape(len(words), k), lengths.reshape(len(words), k)
 
