@@ -5,7 +5,7 @@ scores every candidate once with the reranker (a native -> roman "channel"
 model, or a right-to-left roman -> native model), and then prints top-1 word
 accuracy for each weight of
 
-    score(y) = log P(y | x) / |y| + weight * log Q / n
+    score(y) = log P(y | x) / (|y| + 1) + weight * log Q / n
 
 (`log Q` = `log P(x | y)` over `n = |x| + 1` tokens for a channel model, the
 right-to-left `log P(y | x)` over `n = |y| + 1` for the other kind).
