@@ -197,13 +197,14 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
                  "--metrics-json", str(metrics_path)]) == 0
     assert json.loads(metrics_path.read_text())["words"] == len({p.native for p in pairs[100:]})
 
-    for reranker, kind in ((reverse, "channel"), (backwards, "right-to-left")):
+    # (Without --rerank-weight the reranker gets one member's vote: 1 / number of models.)
+    for reranker, kind, weight_flag, weight in ((reverse, "channel", ["--rerank-weight", "0.5"], 0.5),
+                                                (backwards, "right-to-left", [], 1.0)):
         metrics_path = tmp_path / f"reranked_{kind}.json"
         assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
-                     "--rerank-with", str(reranker), "--rerank-weight", "0.5",
-                     "--metrics-json", str(metrics_path)]) == 0
+                     "--rerank-with", str(reranker), "--metrics-json", str(metrics_path)] + weight_flag) == 0
         metrics = json.loads(metrics_path.read_text())
-        assert metrics["reranked_with"] == str(reranker) and metrics["rerank_weight"] == 0.5
+        assert metrics["reranked_with"] == str(reranker) and metrics["rerank_weight"] == weight
         assert metrics["reranker_kind"] == kind
         assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 20
     # The right-to-left model also transliterates on its own, in reading order.

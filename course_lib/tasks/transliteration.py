@@ -782,15 +782,17 @@ def _evaluate_command(args):
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
         reranker = load_reranker(args.rerank_with)
+    # By default the reranker has the vote of one more ensemble member.
+    rerank_weight = 1.0 / len(args.model) if args.rerank_weight is None else args.rerank_weight
     direction, right_to_left = _saved_kind(state)
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
                        length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
-                       reranker=reranker, rerank_weight=args.rerank_weight)
+                       reranker=reranker, rerank_weight=rerank_weight)
     summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
     summary["test_file"] = args.test or "generated test set"
     summary["models"] = list(args.model)
     if args.rerank_with:
-        summary.update(reranked_with=args.rerank_with, reranker_kind=reranker.kind, rerank_weight=args.rerank_weight)
+        summary.update(reranked_with=args.rerank_with, reranker_kind=reranker.kind, rerank_weight=rerank_weight)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.metrics_json:
         Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
@@ -849,8 +851,9 @@ def register_cli(commands):
     evaluate_parser.add_argument("--rerank-with", metavar="DIR",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
                                       "--right-to-left) that reranks the beam")
-    evaluate_parser.add_argument("--rerank-weight", type=float, default=1.0,
-                                 help="weight of the reranker's length-normalised log-probability")
+    evaluate_parser.add_argument("--rerank-weight", type=float,
+                                 help="weight of the reranker's length-normalised log-probability "
+                                      "(default 1 / number of --model: one more member's vote)")
     evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
