@@ -43,8 +43,12 @@ def reverse_tokens(ids, stop_id, pad_id=0):
     ids = np.array(ids, copy=True)
     if ids.ndim != 2:
         raise ValueError(f"`ids` must have rank 2. Received: ids.shape={ids.shape}")
-    for row in ids:
-        ends = np.flatnonzero((row == stop_id) | (row == pad_id))
-        end = int(ends[0]) if len(ends) else len(row)
+    for row, end in zip(ids, content_lengths(ids, stop_id, pad_id)):
         row[:end] = row[:end][::-1].copy()
     return ids
+
+
+def content_lengths(ids, stop_id, pad_id=0):
+    """`(batch,)`: how many tokens each row has before its first `<stop>` or padding."""
+    ends = (np.asarray(ids) == stop_id) | (np.asarray(ids) == pad_id)  # (batch, length)
+    return np.where(ends.any(axis=1), ends.argmax(axis=1), ends.shape[1])

@@ -442,17 +442,16 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
 
 def _in_reading_order(output, stop_id, pad_id):
     """`batched_generate` output of a right-to-left model, turned to reading order."""
-    from course_lib.decoding.sequences import reverse_tokens
+    from course_lib.decoding.sequences import content_lengths, reverse_tokens
 
     output = dict(output)
-    tokens = [reverse_tokens(np.asarray(row)[None], stop_id, pad_id)[0] for row in output["tokens"]]
+    written = np.stack(output["tokens"])  # (N, max_length), as the model wrote them
     alignments = []
-    for before, weights in zip(output["tokens"], output["alignments"]):
-        ends = np.flatnonzero((np.asarray(before) == stop_id) | (np.asarray(before) == pad_id))
-        end = int(ends[0]) if len(ends) else len(before)
+    for weights, end in zip(output["alignments"], content_lengths(written, stop_id, pad_id)):
         weights = np.array(weights, copy=True)
         weights[:end] = weights[:end][::-1]  # rows follow the letters; the <stop> row stays last
         alignments.append(weights)
+    tokens = list(reverse_tokens(written, stop_id, pad_id))
     output.update(tokens=tokens, alignments=alignments)
     if "beam_tokens" in output:
         output["beam_tokens"] = [reverse_tokens(np.asarray(beams), stop_id, pad_id) for beams in output["beam_tokens"]]
