@@ -10,15 +10,21 @@ accuracy for each weight of
 (`log Q` = `log P(x | y)` over `n = |x| + 1` tokens for a channel model, the
 right-to-left `log P(y | x)` over `n = |y| + 1` for the other kind).
 
-Two figures guard against picking the weight on the test words themselves:
-`weight = 1`, fixed before looking, and two-fold cross-validation (the words
-are split in two halves by a seeded shuffle; each half is scored with the
-weight that was best on the other half).
+Several `--reranker` runs of one kind (e.g. right-to-left models from
+different seeds) are averaged: `log Q` is the mean of their log-probabilities.
+
+Three figures guard against picking the weight on the test words themselves:
+`weight = 1`; "equal votes", `weight = R / M` for R reranking and M
+decoding models, the weight at which every model counts alike (what
+`course-lib evaluate --rerank-with` uses by default); and two-fold
+cross-validation (the words are split in two halves by a seeded shuffle; each
+half is scored with the weight that was best on the other half).
 
     course-lib train transliteration --right-to-left --train hin_train.csv \\
         --valid hin_valid.csv --epochs 40 --out runs/backwards      # or --direction native-roman
     python benchmarks/transliteration_rerank.py --model runs/forward [--model runs/forward_seed1] \\
-        --reranker runs/backwards --test hin_valid.csv --beam 5 [--metrics-json rerank.json]
+        --reranker runs/backwards [--reranker runs/backwards_seed1] --test hin_valid.csv --beam 5 \\
+        [--metrics-json rerank.json]
 """
 
 import argparse
@@ -58,7 +64,8 @@ def cross_validated(hits, seed=0):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", action="append", required=True, help="forward run(s); several = ensemble")
-    parser.add_argument("--reranker", required=True, help="a native-roman or right-to-left run")
+    parser.add_argument("--reranker", action="append", required=True,
+                        help="a native-roman or right-to-left run; several of one kind are averaged")
     parser.add_argument("--test", required=True)
     parser.add_argument("--beam", type=int, default=5)
     parser.add_argument("--weights", type=float, nargs="+", default=list(WEIGHTS))
@@ -75,7 +82,9 @@ def main(argv=None):
     decoded = task.transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)
     decode_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    hits = accuracy_per_weight(decoded, words, references, reranker, sorted(set(args.weights) | {0.0, 1.0}))
+    equal_votes = len(args.reranker) / len(args.model)
+    hits = accuracy_per_weight(decoded, words, references, reranker,
+                               sorted(set(args.weights) | {0.0, 1.0, equal_votes}))
     rerank_seconds = time.perf_counter() - started
     cv_accuracy, cv_weights = cross_validated(hits)
     result = {
@@ -88,6 +97,8 @@ def main(argv=None):
         "word_accuracy_by_weight": {str(w): float(h.mean()) for w, h in hits.items()},
         "beam_order": float(hits[0.0].mean()),
         "weight_1": float(hits[1.0].mean()),
+        "equal_votes_weight": equal_votes,
+        "equal_votes": float(hits[equal_votes].mean()),
         "two_fold_cv": cv_accuracy,
         "two_fold_cv_weights": cv_weights,
         "decode_seconds": decode_seconds,
@@ -96,7 +107,8 @@ def main(argv=None):
     print(f"{len(words)} words, beam {args.beam}: top-{args.beam} {result['top_k_accuracy']:.4f}")
     for weight, accuracy in result["word_accuracy_by_weight"].items():
         print(f"  weight {float(weight):4.2f}: top-1 {accuracy:.4f}")
-    print(f"beam order {result['beam_order']:.4f}; weight 1 (fixed in advance) {result['weight_1']:.4f}; "
+    print(f"beam order {result['beam_order']:.4f}; weight 1 {result['weight_1']:.4f}; "
+          f"equal votes (weight {equal_votes:.3g}) {result['equal_votes']:.4f}; "
           f"two-fold CV {cv_accuracy:.4f} (weights {cv_weights})")
     if args.metrics_json:
         with open(args.metrics_json, "w") as handle:

@@ -88,13 +88,14 @@ def small_models():
     bias = np.zeros(len(native_vocab), "float32")
     bias[2] = 1.5  # <stop> likely within a few letters, so that most beams finish before max_length
     backwards.decoder.output_layer.bias.assign(bias)
+    backwards_other = _model(len(roman_vocab), len(native_vocab), seed=6)
     words = [p.roman for p in pairs[:12]]
     decoded = task.transliterate_words(forward, roman_vocab, native_vocab, words, beam_width=3)
     return {
         "decoded": decoded, "words": words, "vocabs": (roman_vocab, native_vocab),
         "channel": task.Reranker("channel", reverse, native_vocab, roman_vocab),
         "right_to_left": task.Reranker("right-to-left", backwards, roman_vocab, native_vocab),
-        "forward": forward,
+        "forward": forward, "backwards_other": backwards_other,
     }
 
 
@@ -142,6 +143,23 @@ def test_right_to_left_decoding_and_scoring_agree(small_models):
     steps = len(decoded["alignments"][0])
     np.testing.assert_allclose(decoded["alignments"][0][: steps - 1],
                                raw["alignments"][0][: steps - 1][::-1, : len(words[0])], atol=1e-6)
+
+
+def test_several_reranking_models_average_their_log_probs(small_models):
+    decoded, words, backwards = small_models["decoded"], small_models["words"], small_models["right_to_left"]
+    other = task.Reranker("right-to-left", small_models["backwards_other"], backwards.source_vocab,
+                          backwards.target_vocab)
+    both = task.Reranker("right-to-left", [backwards.model, other.model], backwards.source_vocab,
+                         backwards.target_vocab)
+    assert both.models == (backwards.model, other.model) and backwards.models == (backwards.model,)
+    first, lengths = task.reranker_log_probs(decoded, words, backwards)
+    second, _ = task.reranker_log_probs(decoded, words, other)
+    assert not np.allclose(first, second)
+    mean, mean_lengths = task.reranker_log_probs(decoded, words, both)
+    np.testing.assert_allclose(mean, (first + second) / 2, atol=1e-6)
+    np.testing.assert_array_equal(mean_lengths, lengths)
+    with pytest.raises(ValueError, match="at least one model"):
+        task.Reranker("right-to-left", [], backwards.source_vocab, backwards.target_vocab)
 
 
 def test_rerank_refuses_what_it_cannot_use(small_models):
@@ -204,9 +222,20 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
         assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
                      "--rerank-with", str(reranker), "--metrics-json", str(metrics_path)] + weight_flag) == 0
         metrics = json.loads(metrics_path.read_text())
-        assert metrics["reranked_with"] == str(reranker) and metrics["rerank_weight"] == weight
+        assert metrics["reranked_with"] == [str(reranker)] and metrics["rerank_weight"] == weight
         assert metrics["reranker_kind"] == kind
         assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 20
+    # Two reranking folders are averaged, and by default each gets one member's vote (2 / 1 model).
+    metrics_path = tmp_path / "reranked_twice.json"
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
+                 "--rerank-with", str(backwards), "--rerank-with", str(backwards),
+                 "--metrics-json", str(metrics_path)]) == 0
+    metrics = json.loads(metrics_path.read_text())
+    assert metrics["reranked_with"] == [str(backwards)] * 2 and metrics["rerank_weight"] == 2.0
+    # ... but only folders of one kind.
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
+                 "--rerank-with", str(backwards), "--rerank-with", str(reverse)]) == 2
+    assert "same direction" in capsys.readouterr().err
     # The right-to-left model also transliterates on its own, in reading order.
     assert main(["transliterate", "--model", str(backwards), "ghar"]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ghar\t")

@@ -463,13 +463,15 @@ RERANKER_KINDS = ("channel", "right-to-left")
 
 @dataclasses.dataclass
 class Reranker:
-    """A second model that scores the beam's candidates (`course_lib.decoding.rerank`).
+    """A second opinion that scores the beam's candidates (`course_lib.decoding.rerank`).
 
     `kind` is `"channel"` for a native -> roman model (scores `log P(x | y)`,
     trained with `--direction native-roman`) or `"right-to-left"` for a
     roman -> native model that writes words backwards (scores `log P(y | x)`,
-    trained with `--right-to-left`). `load_reranker(DIR)` reads one from a
-    training folder.
+    trained with `--right-to-left`). `model` is one trained model, or a list
+    of models of that kind trained alike (e.g. from different seeds): their
+    log-probabilities are averaged. `load_reranker(DIR or [DIR, ...])` reads
+    one from training folders.
     """
 
     kind: str
@@ -480,6 +482,8 @@ class Reranker:
     def __post_init__(self):
         if self.kind not in RERANKER_KINDS:
             raise ValueError(f"`kind` must be one of {RERANKER_KINDS}. Received: kind={self.kind!r}")
+        if not self.models:
+            raise ValueError("A reranker needs at least one model. Received: model=[]")
         # The roman side is the lower-cased vocabulary: it must be the target of a
         # channel model and the source of a right-to-left one.
         roman_side = self.target_vocab if self.kind == "channel" else self.source_vocab
@@ -492,10 +496,21 @@ class Reranker:
                 f"{self.source_vocab!r} and target vocabulary is {self.target_vocab!r}"
             )
 
+    @property
+    def models(self):
+        """The reranking models, as a tuple (one or more)."""
+        return tuple(self.model) if isinstance(self.model, (list, tuple)) else (self.model,)
 
-def load_reranker(model_dir):
-    """The `Reranker` in a training folder: its kind comes from the saved config."""
-    model, source_vocab, target_vocab, state = load_run(model_dir)
+
+def load_reranker(model_dirs):
+    """The `Reranker` in one training folder, or in several of the same kind (averaged).
+
+    Its kind comes from the saved config.
+    """
+    runs = load_alike(model_dirs)
+    models = [run[0] for run in runs]
+    _, source_vocab, target_vocab, state = runs[0]
+    model = models[0] if len(models) == 1 else models
     kind = _saved_kind(state)
     if kind == ("native-roman", False):
         return Reranker("channel", model, source_vocab, target_vocab)
@@ -503,7 +518,7 @@ def load_reranker(model_dir):
         return Reranker("right-to-left", model, source_vocab, target_vocab)
     raise ValueError(
         "A reranker is a native-roman model (`train transliteration --direction native-roman`) or a "
-        f"right-to-left one (`--right-to-left`). Received: {_kind_name(*kind)} model in {os.fspath(model_dir)!r}"
+        f"right-to-left one (`--right-to-left`). Received: {_kind_name(*kind)} model in {model_dirs!r}"
     )
 
 
@@ -517,8 +532,9 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
 
     Returns:
         `(log_probs, lengths)`, both `(N, k)`: `log P(x | y)` (channel) or the
-        right-to-left `log P(y | x)`, and the number of tokens each scores
-        (`|x| + 1` or `|y| + 1`, the `<stop>` included).
+        right-to-left `log P(y | x)` (the mean over the reranker's models when
+        it has several), and the number of tokens each scores (`|x| + 1` or
+        `|y| + 1`, the `<stop>` included).
     """
     from course_lib.data.buckets import batched_log_probs
     from course_lib.decoding.sequences import reverse_tokens
@@ -546,8 +562,10 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
         else:
             source = reranker.source_vocab.encode(roman)
             target = reverse_tokens(reranker.target_vocab.encode(candidates, add_stop=True), STOP)
-        log_probs[chosen] = batched_log_probs(reranker.model, source, target, batch_size=batch_size)
-        lengths[chosen] = np.count_nonzero(target != reranker.model.pad_id, axis=1)
+        log_probs[chosen] = np.mean(
+            [batched_log_probs(model, source, target, batch_size=batch_size) for model in reranker.models], axis=0
+        )
+        lengths[chosen] = np.count_nonzero(target != reranker.models[0].pad_id, axis=1)
     return log_probs.reshape(len(words), k), lengths.reshape(len(words), k)
 
 
@@ -739,6 +757,32 @@ def _train_command(args):
     return 0
 
 
+def load_alike(model_dirs):
+    """Loads several training folders whose models must be interchangeable.
+
+    They must write in the same direction and order, and share vocabularies
+    (be trained on the same file). Returns the list of `load_run` results.
+    """
+    model_dirs = [model_dirs] if isinstance(model_dirs, (str, os.PathLike)) else list(model_dirs)
+    if not model_dirs:
+        raise ValueError("Need at least one model folder. Received: []")
+    runs = [load_run(directory) for directory in model_dirs]
+    _, source_vocab, target_vocab, state = runs[0]
+    for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
+        if _saved_kind(other_state) != _saved_kind(state):
+            raise ValueError(
+                "These models must write in the same direction. Received: "
+                f"{os.fspath(directory)!r} is {_kind_name(*_saved_kind(other_state))}, "
+                f"{os.fspath(model_dirs[0])!r} is {_kind_name(*_saved_kind(state))}"
+            )
+        if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
+            raise ValueError(
+                "These models must be trained on the same vocabularies (the same training file). "
+                f"Received: {os.fspath(directory)!r} differs from {os.fspath(model_dirs[0])!r}"
+            )
+    return runs
+
+
 def load_ensemble(model_dirs):
     """Loads one run, or several trained on the same vocabularies as an `Ensemble`.
 
@@ -746,22 +790,10 @@ def load_ensemble(model_dirs):
     """
     from course_lib.decoding.ensemble import Ensemble
 
-    runs = [load_run(directory) for directory in model_dirs]
+    runs = load_alike(model_dirs)
     model, source_vocab, target_vocab, state = runs[0]
     if len(runs) == 1:
         return model, source_vocab, target_vocab, state
-    for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
-        if _saved_kind(other_state) != _saved_kind(state):
-            raise ValueError(
-                "Ensemble members must write in the same direction. Received: "
-                f"{os.fspath(directory)!r} is {_kind_name(*_saved_kind(other_state))}, "
-                f"{os.fspath(model_dirs[0])!r} is {_kind_name(*_saved_kind(state))}"
-            )
-        if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
-            raise ValueError(
-                "Ensemble members must be trained on the same vocabularies (the same training file). "
-                f"Received: {os.fspath(directory)!r} differs from {os.fspath(model_dirs[0])!r}"
-            )
     return Ensemble([run[0] for run in runs]), source_vocab, target_vocab, state
 
 
@@ -776,13 +808,13 @@ def _evaluate_command(args):
         _, _, pairs = generated_splits(config)
     if args.beam < 1:
         raise ValueError(f"`--beam` must be at least 1. Received: --beam {args.beam}")
-    reranker = None
+    reranker, rerank_weight = None, args.rerank_weight
     if args.rerank_with:
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
         reranker = load_reranker(args.rerank_with)
-    # By default the reranker has the vote of one more ensemble member.
-    rerank_weight = 1.0 / len(args.model) if args.rerank_weight is None else args.rerank_weight
+        if rerank_weight is None:  # each reranking model has the vote of one more ensemble member
+            rerank_weight = len(reranker.models) / len(args.model)
     direction, right_to_left = _saved_kind(state)
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
                        length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
@@ -847,12 +879,12 @@ def register_cli(commands):
     evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
     evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
     evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
-    evaluate_parser.add_argument("--rerank-with", metavar="DIR",
+    evaluate_parser.add_argument("--rerank-with", metavar="DIR", action="append",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
-                                      "--right-to-left) that reranks the beam")
+                                      "--right-to-left) that reranks the beam; repeat it to average several")
     evaluate_parser.add_argument("--rerank-weight", type=float,
-                                 help="weight of the reranker's length-normalised log-probability "
-                                      "(default 1 / number of --model: one more member's vote)")
+                                 help="weight of the rerankers' mean length-normalised log-probability (default: "
+                                      "number of --rerank-with / number of --model, one member's vote each)")
     evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
