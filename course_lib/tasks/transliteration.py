@@ -758,10 +758,11 @@ def _train_command(args):
 
 
 def load_alike(model_dirs):
-    """Loads several training folders whose models must be interchangeable.
+    """Loads one training folder, or several whose models must be interchangeable.
 
-    They must write in the same direction and order, and share vocabularies
-    (be trained on the same file). Returns the list of `load_run` results.
+    Several must write in the same direction and order, and share vocabularies
+    (be trained on the same file): an ensemble's members, or the models of one
+    `Reranker`. Returns the list of `load_run` results.
     """
     model_dirs = [model_dirs] if isinstance(model_dirs, (str, os.PathLike)) else list(model_dirs)
     if not model_dirs:
