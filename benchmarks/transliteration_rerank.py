@@ -82,7 +82,7 @@ def main(argv=None):
     decoded = task.transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)
     decode_seconds = time.perf_counter() - started
     started = time.perf_counter()
-    equal_votes = len(args.reranker) / len(args.model)
+    equal_votes = task.equal_votes_weight(model, reranker)
     hits = accuracy_per_weight(decoded, words, references, reranker,
                                sorted(set(args.weights) | {0.0, 1.0, equal_votes}))
     rerank_seconds = time.perf_counter() - started

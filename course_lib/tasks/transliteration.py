@@ -522,6 +522,19 @@ def load_reranker(model_dirs):
     )
 
 
+def equal_votes_weight(model, reranker):
+    """The rerank weight at which every model counts alike: R reranking models / M decoding ones.
+
+    The beam's score averages the M decoding models (one `Seq2Seq`, or an
+    `Ensemble` of M), so weight `R / M` on the rerankers' mean gives each of
+    the M + R models one vote. `evaluate --rerank-with` uses it by default.
+    """
+    from course_lib.decoding.ensemble import Ensemble
+
+    decoding_models = len(model.models) if isinstance(model, Ensemble) else 1
+    return len(reranker.models) / decoding_models
+
+
 def reranker_log_probs(decoded, words, reranker, batch_size=512):
     """The reranker's log-probability of every beam candidate `y` of every word `x`.
 
@@ -814,8 +827,8 @@ def _evaluate_command(args):
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
         reranker = load_reranker(args.rerank_with)
-        if rerank_weight is None:  # each reranking model has the vote of one more ensemble member
-            rerank_weight = len(reranker.models) / len(args.model)
+        if rerank_weight is None:
+            rerank_weight = equal_votes_weight(model, reranker)
     direction, right_to_left = _saved_kind(state)
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
                        length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
