@@ -8,6 +8,9 @@ constructor arguments and example call inputs, it checks
   * training: every trainable weight receives a finite, non-zero gradient
     and a few optimizer steps lower a simple loss,
   * masking (optional): padding appended to the inputs changes no output.
+
+It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`): `gradients`
+is the one backend-specific piece.
 """
 
 import os
@@ -15,7 +18,7 @@ import tempfile
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 
 def _as_list(outputs):
@@ -30,6 +33,31 @@ def _numpy(outputs):
 
 def _call(layer, call_kwargs, training=False):
     return layer(**call_kwargs, training=training) if _accepts_training(layer) else layer(**call_kwargs)
+
+
+def gradients(loss_function, weights):
+    """`(loss, [d loss / d w for w in weights])` on the current backend.
+
+    `loss_function()` takes no arguments and reads the weights itself. A
+    gradient that does not depend on the loss is None (TensorFlow) or zeros
+    (JAX); the checks below treat both as "no gradient".
+    """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        with tf.GradientTape() as tape:
+            value = loss_function()
+        return value, [None if g is None else tf.convert_to_tensor(g) for g in tape.gradient(value, weights)]
+    if backend == "jax":
+        import jax
+
+        def pure(values):
+            with keras.StatelessScope(state_mapping=list(zip(weights, values))):
+                return loss_function()
+
+        return jax.value_and_grad(pure)([w.value for w in weights])
+    raise ValueError(f"The layer tests run on TensorFlow or JAX. Received: backend={backend}")
 
 
 def _accepts_training(layer):
@@ -93,28 +121,25 @@ def run_layer_test(
         np.testing.assert_allclose(a, b, atol=atol, err_msg=".keras reload differs")
 
     # Training: gradients reach every weight, and a few steps lower a loss.
-    tensors = {k: tf.convert_to_tensor(v) for k, v in call_kwargs.items()}
+    tensors = {k: ops.convert_to_tensor(v) for k, v in call_kwargs.items()}
     optimizer = keras.optimizers.Adam(1e-2)
 
     def loss_value():
         total = 0.0
         for out in _as_list(_call(layer, tensors, training=True)):
-            if out.dtype.is_floating:
-                total += tf.reduce_mean(tf.square(out - 0.5))
+            if keras.backend.standardize_dtype(out.dtype).startswith(("float", "bfloat")):
+                total += ops.mean(ops.square(out - 0.5))
         return total
 
-    with tf.GradientTape() as tape:
-        first = loss_value()
-    gradients = tape.gradient(first, layer.trainable_weights)
-    for weight, gradient in zip(layer.trainable_weights, gradients):
+    first, first_gradients = gradients(loss_value, layer.trainable_weights)
+    for weight, gradient in zip(layer.trainable_weights, first_gradients):
         assert gradient is not None, f"no gradient reaches {weight.path}"
-        gradient = np.asarray(tf.convert_to_tensor(gradient))
+        gradient = np.asarray(gradient)
         assert np.all(np.isfinite(gradient)), f"non-finite gradient for {weight.path}"
         assert np.any(gradient != 0), f"zero gradient for {weight.path}"
     for _ in range(5):
-        with tf.GradientTape() as tape:
-            value = loss_value()
-        optimizer.apply_gradients(zip(tape.gradient(value, layer.trainable_weights), layer.trainable_weights))
+        _, step_gradients = gradients(loss_value, layer.trainable_weights)
+        optimizer.apply_gradients(zip(step_gradients, layer.trainable_weights))
     assert float(loss_value()) < float(first), "five optimizer steps did not lower the loss"
 
     # Masking.

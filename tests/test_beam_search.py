@@ -94,7 +94,10 @@ def test_width_one_equals_greedy_exactly(trained_model):
     greedy = model.generate(source, max_length=10)
     beam = beam_search_model(model, source, max_length=10, beam_width=1, length_penalty=1.0)
     np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])
-    np.testing.assert_array_equal(beam["alignments"], greedy["alignments"])
+    if keras.backend.backend() == "tensorflow":  # the same kernels in the same order: bit for bit
+        np.testing.assert_array_equal(beam["alignments"], greedy["alignments"])
+    else:  # JAX: XLA compiles greedy decoding as one program and fuses differently (measured <= 1e-7)
+        np.testing.assert_allclose(beam["alignments"], greedy["alignments"], rtol=0, atol=1e-6)
     np.testing.assert_allclose(beam["log_probs"], greedy["scores"], rtol=1e-5, atol=1e-5)
 
 
@@ -125,6 +128,7 @@ def test_beams_sorted_rescored_and_never_worse_than_greedy(trained_model):
     assert np.all(result["beam_alignments"][after] == 0)
 
 
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="counts tf.function traces")
 def test_compiled_once_for_all_batch_shapes(trained_model):
     model, source = trained_model
     function = beam_function(model, 10, 3, 1.0)

@@ -30,6 +30,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.compiling import compile_once
 from course_lib.recurrence import scan
 
 # A finite "minus infinity": keeps arithmetic free of inf - inf = NaN.
@@ -243,19 +244,7 @@ def beam_function(model, max_length, beam_width, length_penalty=1.0):
     key = (int(max_length), int(beam_width), float(length_penalty))
     functions = _COMPILED.setdefault(model, {})
     if key not in functions:
-        if keras.backend.backend() == "tensorflow":
-            import tensorflow as tf
-
-            @tf.function(input_signature=[tf.TensorSpec((None, None), tf.int32)], reduce_retracing=True)
-            def decode(source):
-                return _model_beam(model, source, *key)
-
-        else:
-
-            def decode(source):
-                return _model_beam(model, source, *key)
-
-        functions[key] = decode
+        functions[key] = compile_once(lambda source: _model_beam(model, source, *key), [((None, None), "int32")])
     return functions[key]
 
 

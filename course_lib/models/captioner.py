@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
@@ -244,13 +245,12 @@ class ImageCaptioner(BuiltByExample, keras.Model):
         )
 
     def _input_signature(self):
-        import tensorflow as tf
-
+        """`compile_once`'s signature of the model's inputs, any batch size."""
         if self.encoder_kind == "small":
-            return {"image": tf.TensorSpec((None, self.image_size, self.image_size, 3), tf.float32)}
+            return {"image": ((None, self.image_size, self.image_size, 3), "float32")}
         return {
-            "locations": tf.TensorSpec((None, self.feature_locations, self.feature_channels), tf.float32),
-            "vector": tf.TensorSpec((None, self.feature_vector_dim), tf.float32),
+            "locations": ((None, self.feature_locations, self.feature_channels), "float32"),
+            "vector": ((None, self.feature_vector_dim), "float32"),
         }
 
     def decode_function(self, max_length, beam_width=1, length_penalty=1.0):
@@ -262,11 +262,7 @@ class ImageCaptioner(BuiltByExample, keras.Model):
                     return self._greedy(inputs, key[0])
                 return self._beam(inputs, *key)
 
-            if keras.backend.backend() == "tensorflow":
-                import tensorflow as tf
-
-                decode = tf.function(decode, input_signature=[self._input_signature()], reduce_retracing=True)
-            self._decode_functions[key] = decode
+            self._decode_functions[key] = compile_once(decode, [self._input_signature()])
         return self._decode_functions[key]
 
     def generate(self, inputs, max_length=None, beam_width=1, length_penalty=1.0, batch_size=256):

@@ -14,6 +14,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
@@ -106,13 +107,9 @@ class HierarchicalDialogModel(BuiltByExample, keras.Model):
             )
         max_length = int(max_length or self.max_output_length)
         if self._greedy_function is None:
-            import tensorflow as tf
-
-            @tf.function(input_signature=[tf.TensorSpec((None, None, None), tf.int32)], reduce_retracing=True)
-            def decode(batch):
-                return self._greedy(batch, self.max_output_length)
-
-            self._greedy_function = decode
+            self._greedy_function = compile_once(
+                lambda batch: self._greedy(batch, self.max_output_length), [((None, None, None), "int32")]
+            )
         if max_length != self.max_output_length:
             tokens, alignments, weights = self._greedy(ops.convert_to_tensor(context.astype("int32")), max_length)
         else:

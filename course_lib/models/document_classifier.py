@@ -11,6 +11,7 @@
 import keras
 from keras import ops
 
+from course_lib.compiling import compile_once
 from course_lib.encoders.hierarchical import (
     HierarchicalAttentionEncoder,
     HierarchicalEncoder,
@@ -204,17 +205,13 @@ class DocumentClassifier(BuiltByExample, keras.Model):
     def _explain_function(self):
         """`explain`'s forward pass, compiled once for any batch and block size."""
         if getattr(self, "_compiled_explain", None) is None:
-            import tensorflow as tf
-
             def forward(documents):
                 encoded = self.encode(documents, training=False)
                 outputs = {key: value for key, value in encoded.items() if key != "document"}
                 outputs["probabilities"] = self.classifier(encoded["document"])
                 return outputs
 
-            self._compiled_explain = tf.function(
-                forward, input_signature=[tf.TensorSpec((None, None, None), tf.int32)], reduce_retracing=True
-            )
+            self._compiled_explain = compile_once(forward, [((None, None, None), "int32")])
         return self._compiled_explain
 
     def build_by_example(self):

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
@@ -21,7 +22,9 @@ class Seq2Seq(BuiltByExample, keras.Model):
     `target_in` is `<GO>` followed by the target, and returns logits
     `(batch, tgt_len, vocab)` to be compared with `target_out` (the target
     followed by `<stop>`), so it works with `fit`, `evaluate` and `predict`.
-    `predict` given only the sources decodes them greedily.
+    Called on the sources alone (a `(batch, src_len)` tensor or
+    `{"source": ...}`), as `predict(source)` does, it decodes them greedily
+    and returns the tokens `(batch, max_output_length)`, on any backend.
 
     Supervised attention (optional; the lecture's thought experiment of
     knowing the true weights during training): with
@@ -149,6 +152,10 @@ class Seq2Seq(BuiltByExample, keras.Model):
         return self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
 
     def call(self, inputs, training=None):
+        if _sources_only(inputs):  # `predict(source)` on any backend: greedy tokens (batch, max_output_length)
+            source = inputs["source"] if isinstance(inputs, dict) else inputs
+            tokens, _, _ = self._greedy(ops.cast(source, "int32"), self.max_output_length)
+            return tokens
         source, target_in, oracle = self._unpack(inputs)
         logits, alignments = self.forward(source, target_in, training=training)
         if training and self.alignment_loss_weight:
@@ -185,10 +192,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
             elif keras.backend.backend() != "tensorflow":
                 self._greedy_compiled = lambda source, max_length: self._greedy(source, int(max_length))
             else:
-                import tensorflow as tf
-
-                signature = [tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((), tf.int32)]
-                self._greedy_compiled = tf.function(self._greedy, input_signature=signature)
+                self._greedy_compiled = compile_once(self._greedy, [((None, None), "int32"), ((), "int32")])
         return self._greedy_compiled
 
     def _jax_greedy(self):
@@ -232,15 +236,6 @@ class Seq2Seq(BuiltByExample, keras.Model):
             "scores": np.asarray(scores),
         }
 
-    def predict_step(self, data):
-        x, _, _ = keras.utils.unpack_x_y_sample_weight(data)
-        if isinstance(x, dict) and "target_in" in x or isinstance(x, (list, tuple)):
-            return self(x, training=False)
-        source = x["source"] if isinstance(x, dict) else x
-        self.build()
-        tokens, _, _ = self._greedy(ops.cast(source, "int32"), self.max_output_length)
-        return tokens
-
     # -- Keras plumbing -----------------------------------------------------------
 
     def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
@@ -281,3 +276,10 @@ class Seq2Seq(BuiltByExample, keras.Model):
             "pad_id": self.pad_id,
             "max_output_length": self.max_output_length,
         }
+
+
+def _sources_only(inputs):
+    """True for a bare `(batch, src_len)` tensor or `{"source": ...}` alone."""
+    if isinstance(inputs, dict):
+        return set(inputs) == {"source"}
+    return not isinstance(inputs, (list, tuple))
