@@ -9,8 +9,8 @@ constructor arguments and example call inputs, it checks
     and a few optimizer steps lower a simple loss,
   * masking (optional): padding appended to the inputs changes no output.
 
-It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`): `gradients`
-is the one backend-specific piece.
+It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
+gradients from `course_lib.gradients.value_and_gradients`.
 """
 
 import os
@@ -19,6 +19,8 @@ import tempfile
 import keras
 import numpy as np
 from keras import ops
+
+from course_lib.gradients import value_and_gradients
 
 
 def _as_list(outputs):
@@ -33,31 +35,6 @@ def _numpy(outputs):
 
 def _call(layer, call_kwargs, training=False):
     return layer(**call_kwargs, training=training) if _accepts_training(layer) else layer(**call_kwargs)
-
-
-def gradients(loss_function, weights):
-    """`(loss, [d loss / d w for w in weights])` on the current backend.
-
-    `loss_function()` takes no arguments and reads the weights itself. A
-    gradient that does not depend on the loss is None (TensorFlow) or zeros
-    (JAX); the checks below treat both as "no gradient".
-    """
-    backend = keras.backend.backend()
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        with tf.GradientTape() as tape:
-            value = loss_function()
-        return value, [None if g is None else tf.convert_to_tensor(g) for g in tape.gradient(value, weights)]
-    if backend == "jax":
-        import jax
-
-        def pure(values):
-            with keras.StatelessScope(state_mapping=list(zip(weights, values))):
-                return loss_function()
-
-        return jax.value_and_grad(pure)([w.value for w in weights])
-    raise ValueError(f"The layer tests run on TensorFlow or JAX. Received: backend={backend}")
 
 
 def _accepts_training(layer):
@@ -131,14 +108,14 @@ def run_layer_test(
                 total += ops.mean(ops.square(out - 0.5))
         return total
 
-    first, first_gradients = gradients(loss_value, layer.trainable_weights)
+    first, first_gradients = value_and_gradients(loss_value, layer.trainable_weights)
     for weight, gradient in zip(layer.trainable_weights, first_gradients):
         assert gradient is not None, f"no gradient reaches {weight.path}"
         gradient = np.asarray(gradient)
         assert np.all(np.isfinite(gradient)), f"non-finite gradient for {weight.path}"
         assert np.any(gradient != 0), f"zero gradient for {weight.path}"
     for _ in range(5):
-        _, step_gradients = gradients(loss_value, layer.trainable_weights)
+        _, step_gradients = value_and_gradients(loss_value, layer.trainable_weights)
         optimizer.apply_gradients(zip(step_gradients, layer.trainable_weights))
     assert float(loss_value()) < float(first), "five optimizer steps did not lower the loss"
 

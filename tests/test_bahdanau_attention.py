@@ -5,7 +5,8 @@ import pytest
 from keras import ops
 
 from course_lib.layers import BahdanauAttention
-from tests.layer_testing import gradients, run_layer_test
+from course_lib.gradients import value_and_gradients
+from tests.layer_testing import run_layer_test
 
 RNG = np.random.default_rng(0)
 
@@ -114,7 +115,7 @@ def test_gradients_reach_U_W_v():
         context, _ = layer(query, values)
         return ops.sum(context**2)
 
-    _, values_of_gradients = gradients(loss, layer.trainable_weights)
+    _, values_of_gradients = value_and_gradients(loss, layer.trainable_weights)
     gradients_by_name = dict(zip([w.name for w in layer.trainable_weights], values_of_gradients))
     for name in ("U_att", "W_att", "v_att"):
         assert gradients_by_name[name] is not None and np.any(np.asarray(gradients_by_name[name]) != 0), name

@@ -238,7 +238,7 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
     assert "same direction" in capsys.readouterr().err
     # The right-to-left model also transliterates on its own, in reading order.
     assert main(["transliterate", "--model", str(backwards), "ghar"]) == 0
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ghar\t")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("ghar\t")
     # A left-to-right and a right-to-left model do not make one ensemble.
     assert main(["evaluate", "transliteration", "--model", str(forward), "--model", str(backwards),
                  "--test", str(test)]) == 2

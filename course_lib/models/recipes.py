@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 
 import keras
 import numpy as np
+from keras import ops
 
 from course_lib.data import recipe_inputs
+from course_lib.gradients import value_and_gradients
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.encoders.small_cnn import SmallCNNEncoder
@@ -81,15 +83,14 @@ class Recipe:
         """One gradient step on the recipe's batch; returns `(loss_before, loss_after)`.
 
         Runs eagerly (no graph tracing), so a step on these toy sizes takes a
-        fraction of a second.
+        fraction of a second. On TensorFlow it also checks that a gradient
+        reaches every weight (JAX gives unreached weights zeros, not None).
         """
-        import tensorflow as tf
-
         optimizer = keras.optimizers.Adam(learning_rate)
-        inputs = {key: tf.convert_to_tensor(value) for key, value in self.inputs.items()}
-        with tf.GradientTape() as tape:
-            before = self.loss(self.targets, self.model(inputs, training=True))
-        gradients = tape.gradient(before, self.model.trainable_weights)
+        inputs = {key: ops.convert_to_tensor(value) for key, value in self.inputs.items()}
+        before, gradients = value_and_gradients(
+            lambda: self.loss(self.targets, self.model(inputs, training=True)), self.model.trainable_weights
+        )
         missing = [w.path for w, g in zip(self.model.trainable_weights, gradients) if g is None]
         if missing:
             raise ValueError(f"{self.name}: no gradient reaches {missing}")

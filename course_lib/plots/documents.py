@@ -102,8 +102,8 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
             scale = word_weights[i, : len(sentences[i])].max() or 1.0
         for j, word in enumerate(words):
             shade = 0.0 if word_weights is None else 0.85 * word_weights[i, start + j] / scale
-            text = ax.text(x, row, word, va="center", fontsize=9,
-                           bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
+            ax.text(x, row, word, va="center", fontsize=9,
+                    bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
             x += 0.0065 * (len(word) + 1.6)
         if highlight == i and start == 0:
             ax.text(0.995, row, "<", va="center", ha="right", fontsize=9, color="#3b6fb6")
