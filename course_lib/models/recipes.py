@@ -20,10 +20,10 @@ import numpy as np
 from keras import ops
 
 from course_lib.data import recipe_inputs
-from course_lib.gradients import value_and_gradients
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.encoders.small_cnn import SmallCNNEncoder
+from course_lib.gradients import value_and_gradients
 from course_lib.losses import MaskedTokenLoss
 from course_lib.models.recipe_cards import (
     RecipeCard,
