@@ -157,6 +157,8 @@ def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     decoded = model.predict(source, verbose=0)
     assert decoded.shape == (16, 6)
     np.testing.assert_array_equal(decoded, model.generate(source)["tokens"])
+    with pytest.raises(ValueError, match="integer tensor"):
+        model.predict(source.astype("float32"), verbose=0)
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.keras")
         model.save(path)

@@ -9,6 +9,7 @@ from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
+from course_lib.layers.masking import check_token_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 
@@ -154,6 +155,7 @@ class Seq2Seq(BuiltByExample, keras.Model):
     def call(self, inputs, training=None):
         if _sources_only(inputs):  # `predict(source)` on any backend: greedy tokens (batch, max_output_length)
             source = inputs["source"] if isinstance(inputs, dict) else inputs
+            check_token_ids(source, "source")  # before the cast, which would hide float "ids"
             tokens, _, _ = self._greedy(ops.cast(source, "int32"), self.max_output_length)
             return tokens
         source, target_in, oracle = self._unpack(inputs)
