@@ -2,6 +2,7 @@
 
 import json
 
+import keras
 import numpy as np
 import pytest
 
@@ -64,6 +65,13 @@ def test_save_load_gives_identical_outputs(trained, parts):
     np.testing.assert_array_equal(np.asarray(loaded.model(inputs)), np.asarray(translator.model(inputs)))
 
 
+def test_export_needs_the_tensorflow_backend(monkeypatch):
+    monkeypatch.setattr(keras.backend, "backend", lambda: "jax")
+    with pytest.raises(ValueError, match="needs the TensorFlow backend.*Received: backend=jax"):
+        serving.string_module(None, None, None)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")
 def test_saved_model_export_round_trip(trained, parts, tmp_path):
     _, translator = trained
     serving.export_serving(translator.model, translator.source_vocab, translator.target_vocab, tmp_path / "export")
@@ -130,6 +138,7 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     assert main(["evaluate", "translation", "--model", str(tmp_path / "nothing")]) == 2
 
 
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")
 def test_export_works_at_character_level(tmp_path):
     """The same export serves transliteration: characters in, characters joined out."""
     from course_lib.models.seq2seq import Seq2Seq

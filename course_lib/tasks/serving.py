@@ -15,6 +15,8 @@ white-space-only input string gives an empty output string.
 
 import os
 
+import keras
+
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.text.tokenize import tokenize_tensor
 from course_lib.text.vocabulary import GO, PAD, STOP, UNK
@@ -71,6 +73,12 @@ def _string_module_class():
 
 def string_module(model, source_vocab, target_vocab, max_length=None):
     """The `tf.Module` with a `translate(tf.string[None]) -> tf.string[None]` function."""
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        raise ValueError(
+            "A strings-in, strings-out SavedModel runs the model inside a TensorFlow graph, so it needs "
+            f"the TensorFlow backend (KERAS_BACKEND=tensorflow). Received: backend={backend}"
+        )
     return _string_module_class()(model, source_vocab, target_vocab, max_length)
 
 
