@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from course_lib.layers import BahdanauAttention
 from course_lib.gradients import value_and_gradients
+from course_lib.layers import BahdanauAttention
 from tests.layer_testing import run_layer_test
 
 RNG = np.random.default_rng(0)
@@ -115,10 +115,10 @@ def test_gradients_reach_U_W_v():
         context, _ = layer(query, values)
         return ops.sum(context**2)
 
-    _, values_of_gradients = value_and_gradients(loss, layer.trainable_weights)
-    gradients_by_name = dict(zip([w.name for w in layer.trainable_weights], values_of_gradients))
+    _, gradients = value_and_gradients(loss, layer.trainable_weights)
+    by_name = dict(zip([w.name for w in layer.trainable_weights], gradients))
     for name in ("U_att", "W_att", "v_att"):
-        assert gradients_by_name[name] is not None and np.any(np.asarray(gradients_by_name[name]) != 0), name
+        assert by_name[name] is not None and np.any(np.asarray(by_name[name]) != 0), name
 
 
 def test_standard_layer_checks():

@@ -159,6 +159,7 @@ def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     np.testing.assert_array_equal(decoded, model.generate(source)["tokens"])
     with pytest.raises(ValueError, match="integer tensor"):
         model.predict(source.astype("float32"), verbose=0)
+    np.testing.assert_array_equal(model.predict(source, verbose=0), decoded)  # the refusal cost nothing
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.keras")
         model.save(path)

@@ -171,6 +171,18 @@ class Seq2Seq(BuiltByExample, keras.Model):
             self.add_loss(self.alignment_loss_weight * attention_supervision_loss(oracle, alignments))
         return logits  # (batch, tgt_len, vocab)
 
+    def predict(self, x, *args, **kwargs):
+        """Keras's `predict`, with the sources checked before it starts.
+
+        On JAX, Keras (3.15) moves the weights out of the model while
+        `predict` runs, and an error raised inside its loop leaves them out:
+        the trained model would be lost. So bad sources are refused here.
+        """
+        source = x.get("source") if isinstance(x, dict) else x
+        if hasattr(source, "dtype") and hasattr(source, "shape"):
+            check_token_ids(source, "source")
+        return super().predict(x, *args, **kwargs)
+
     def alignments(self, source, target_in):
         """Attention weights under teacher forcing: `(batch, tgt_len, src_len)`."""
         return self.forward(source, target_in, training=False)[1]
