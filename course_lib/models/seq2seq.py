@@ -12,10 +12,11 @@ from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.masking import check_token_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
+from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class Seq2Seq(BuiltByExample, keras.Model):
+class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
     Training uses teacher forcing: the model is called on
@@ -170,18 +171,6 @@ class Seq2Seq(BuiltByExample, keras.Model):
             # (batch, tgt_len, src_len) against alpha of the same shape
             self.add_loss(self.alignment_loss_weight * attention_supervision_loss(oracle, alignments))
         return logits  # (batch, tgt_len, vocab)
-
-    def predict(self, x, *args, **kwargs):
-        """Keras's `predict`, with the sources checked before it starts.
-
-        On JAX, Keras (3.15) moves the weights out of the model while
-        `predict` runs, and an error raised inside its loop leaves them out:
-        the trained model would be lost. So bad sources are refused here.
-        """
-        source = x.get("source") if isinstance(x, dict) else x
-        if hasattr(source, "dtype") and hasattr(source, "shape"):
-            check_token_ids(source, "source")
-        return super().predict(x, *args, **kwargs)
 
     def alignments(self, source, target_in):
         """Attention weights under teacher forcing: `(batch, tgt_len, src_len)`."""
