@@ -160,6 +160,11 @@ def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     with pytest.raises(ValueError, match="integer tensor"):
         model.predict(source.astype("float32"), verbose=0)
     np.testing.assert_array_equal(model.predict(source, verbose=0), decoded)  # the refusal cost nothing
+    with pytest.raises(ValueError, match="integer tensor"):
+        model.evaluate({"source": source.astype("float32"), "target_in": target_in}, target_out, verbose=0)
+    np.testing.assert_allclose(
+        model.evaluate({"source": source, "target_in": target_in}, target_out, verbose=0), [loss, accuracy], rtol=1e-5
+    )
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "model.keras")
         model.save(path)

@@ -11,13 +11,14 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
+from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 DECODERS = ("attention", "option1", "option2")
 ENCODERS = ("small", "features")
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class ImageCaptioner(BuiltByExample, keras.Model):
+class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
     """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
 
     The encoder gives two views of the image `I`: a map of locations

@@ -21,10 +21,11 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
+from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class HierarchicalDialogModel(BuiltByExample, keras.Model):
+class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
     """Context (utterances x words) -> response, with a hierarchical encoder.
 
     Args:

@@ -20,6 +20,7 @@ from course_lib.encoders.hierarchical import (
 )
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.models.building import BuiltByExample
+from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 ENCODERS = ("han", "plain", "flat")
 
@@ -95,7 +96,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class DocumentClassifier(BuiltByExample, keras.Model):
+class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
     """A document encoder followed by `softmax(V s + b)`.
 
     Args:
