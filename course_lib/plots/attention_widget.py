@@ -129,6 +129,21 @@ class AttentionExplorer:
         """Replaces the chosen step's scores by ones that reproduce the oracle."""
         self.scores[self.step] = oracle_scores(self.oracle[self.step])
 
+    def shift_scores(self, constant=1.0):
+        """Adds the same constant to every score of the chosen step; returns it.
+
+        The weights do not move (section 4 of the lecture notebook). The
+        sliders stop at `SCORE_RANGE`, so when `+constant` would push the
+        largest score past the top, the whole row moves down until its
+        smallest score sits at the bottom instead. Every score still moves by
+        the same amount; no score is clipped on its own.
+        """
+        row = self.scores[self.step]
+        if row.max() + constant > SCORE_RANGE[1]:
+            constant = SCORE_RANGE[0] - row.min()
+        self.scores[self.step] = row + constant
+        return constant
+
     @property
     def weights(self):
         """`alpha` for every step: `(steps, T)`."""
@@ -141,7 +156,11 @@ class AttentionExplorer:
             "step": self.step,
             "word": TARGET_WORDS[self.step] if self.num_steps == len(TARGET_WORDS) else str(self.step),
             "weights": weights,
-            "largest": SOURCE_WORDS[int(np.argmax(weights))] if len(weights) == len(SOURCE_WORDS) else int(np.argmax(weights)),
+            # Every source word (or position) that ties for the largest weight.
+            "largest": tuple(
+                SOURCE_WORDS[j] if len(weights) == len(SOURCE_WORDS) else int(j)
+                for j in np.flatnonzero(weights >= weights.max() - 1e-9)
+            ),
             "weight_sum": float(weights.sum()),
             "context": context_vector(weights, self.states),
             "error": float(squared_error(weights, self.oracle[self.step])),
@@ -150,7 +169,7 @@ class AttentionExplorer:
     def summary(self):
         r = self.readouts()
         return (
-            f"t = {r['step'] + 1} ({r['word']}): largest alpha on {r['largest']!r}, "
+            f"t = {r['step'] + 1} ({r['word']}): largest alpha on {' and '.join(map(repr, r['largest']))}, "
             f"sum alpha = {r['weight_sum']:.3f}, c_t = ({r['context'][0]:+.2f}, {r['context'][1]:+.2f}), "
             f"||alpha - alpha_oracle||^2 = {r['error']:.3f}"
         )
@@ -220,7 +239,7 @@ class AttentionExplorer:
             value=self.step, description="step",
         )
         oracle_button = widgets.Button(description="Oracle weights")
-        add_button = widgets.Button(description="Add +1 to all scores")
+        add_button = widgets.Button(description="Add a constant to all scores")
         syncing = {"active": False}
 
         def redraw():
@@ -253,7 +272,7 @@ class AttentionExplorer:
             redraw()
 
         def on_add(_):
-            self.scores[self.step] = np.clip(self.scores[self.step] + 1.0, *SCORE_RANGE)
+            self.shift_scores(1.0)
             sync_sliders()
             redraw()
 
