@@ -193,7 +193,7 @@ def _seq2seq_recipe(name, task, data, sizes, kind, source_length, target_length,
 
 
 def image_captioning(sizes, seed=0):
-    """CNN encoder, `s_0 = W_proj fc(I)`, RNN decoder (option 1)."""
+    """CNN encoder, `s_0 = tanh(W_proj fc(I) + b_proj)`, RNN decoder (option 1)."""
     images = keras.Input((sizes.image_size, sizes.image_size, 3), name="image")
     target_in = keras.Input((None,), dtype="int32", name="target_in")
     locations, image_vector = SmallCNNEncoder(sizes.filters, vector_dim=sizes.image_vector, name="cnn")(images)
@@ -207,9 +207,12 @@ def image_captioning(sizes, seed=0):
     card = RecipeCard(
         task="Image captioning",
         data="{image_i, caption_i}: a coloured square -> a caption fixed by its colour",
-        encoder="s_0 = W_proj CNN(x_i) (CNN = conv blocks + fc, the fc7 analogue; W_proj maps it to the state size)",
+        encoder=(
+            "s_0 = tanh(W_proj CNN(x_i) + b_proj) (CNN = conv blocks + fc, the fc7 analogue; "
+            "W_proj maps it to the state size)"
+        ),
         decoder=RNN_DECODER,
-        parameters="U_dec, V, W_dec, W_conv, b (+ W_proj)",
+        parameters="U_dec, V, W_dec, W_conv, b (+ W_proj, b_proj)",
         loss=SEQUENCE_CE,
         terms=_image_cnn_terms(sizes)
         + [("W_proj", "fc -> s_0 projection", dense_count(sizes.image_vector, sizes.units))]

@@ -50,8 +50,10 @@ def batches(split, batch_size, seed=0):
 def train_language_model(cell="gru", train=None, valid=None, settings=None, seed=0, verbose=0):
     """Trains one language model; returns a dict with the layer and its figures.
 
-    Keys: `layer`, `cell`, `parameters`, `seconds`, `losses` (training loss
-    per report), `valid_perplexity`, `unigram_perplexity`.
+    Keys: `layer`, `cell`, `parameters`, `seconds`, `losses` (the mean
+    training loss over each tenth of the run), `loss_steps` (the step at which
+    each of those tenths ends), `report_every` (steps per tenth),
+    `valid_perplexity`, `unigram_perplexity`.
     """
     settings = {**default_settings(), **(settings or {})}
     for key in ("steps", "batch_size", "units", "embedding_dim"):
@@ -75,7 +77,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     start = time.perf_counter()
     history = model.fit(
         _as_dataset(stream), epochs=max(1, settings["steps"] // report_every),
-        steps_per_epoch=report_every, verbose=verbose,
+        steps_per_epoch=report_every, verbose=verbose, shuffle=False,  # the stream is shuffled already
     )
     seconds = time.perf_counter() - start
     return {
@@ -84,6 +86,8 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
         "parameters": layer.count_params(),
         "seconds": seconds,
         "losses": history.history["loss"],
+        "loss_steps": [report_every * (index + 1) for index in range(len(history.history["loss"]))],
+        "report_every": report_every,
         "valid_perplexity": evaluate_perplexity(layer, valid),
         "unigram_perplexity": unigram_perplexity(train["targets"], valid["targets"], char_corpus.VOCAB_SIZE),
     }
