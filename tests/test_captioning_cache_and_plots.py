@@ -65,11 +65,15 @@ def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
     weights = np.random.default_rng(1).dirichlet(np.ones(36), size=4)
     figure = attention_overlay_grid(image, ["a", "red", "circle", "<stop>"], weights, (6, 6), columns=3)
     titled = [axis.get_title() for axis in figure.axes if axis.images]
-    assert titled == ["image", "a", "red", "circle", "<stop>"]
+    # Each panel is scaled to its own maximum, so its title says how large that maximum is.
+    assert titled == ["image"] + [f"{word}\nmax α {row.max():.2f}" for word, row in zip(["a", "red", "circle", "<stop>"], weights)]
+    assert "1/36 = 0.028" in figure.get_suptitle()
     plt.close(figure)
     with pytest.raises(ValueError, match="one row of weights per word"):
         attention_overlay_grid(image, ["a", "b", "c", "d", "e"], weights, (6, 6))
     curves = training_curves({"attention": {"loss": [2.0, 1.0], "val_loss": [2.1, 1.2],
                                             "token_accuracy": [0.3, 0.6]}})
     assert len(curves.axes[0].lines) == 2 and len(curves.axes[1].lines) == 1
+    curves.canvas.draw()
+    assert all(float(tick).is_integer() for tick in curves.axes[0].get_xticks())  # epochs: no 1.5
     plt.close(curves)

@@ -5,7 +5,7 @@ import pytest
 
 from course_lib.data.shapes import COLOUR_NAMES, SHAPES, generate_shapes, object_location_masks
 from course_lib.metrics.captioning import (
-    attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match, object_words,
+    attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match, object_word_hits, object_words,
 )
 
 
@@ -64,6 +64,16 @@ def test_attention_on_the_right_object_scores_one_and_elsewhere_zero():
     same_kind = (data.colours[0, 0], data.shapes[0, 0]) == (data.colours[0, 1], data.shapes[0, 1])
     rate = attention_on_object(data.captions, swapped, *args)["rate"]
     assert rate == (1.0 if same_kind else 0.5)
+    # Word by word: the first phrase's words now sit on object 1, the second's still on object 1.
+    hits = object_word_hits(words, swapped[0], data.colours[0], data.shapes[0], masks[0], COLOUR_NAMES, SHAPES)
+    assert [h["position"] for h in hits] == [1, 2, 5, 6]
+    assert [h["on"] for h in hits] == [[1], [1], [1], [1]]
+    assert [h["hit"] for h in hits] == ([True] * 4 if same_kind else [False, False, True, True])
+    assert hits[0]["named"] == ([0, 1] if same_kind else [0]) and hits[1]["kind"] == "shape"
+    covered = masks[0, hits[0]["named"]].any(axis=0).mean()  # share of the 36 locations on object 0
+    assert hits[0]["chance"] == pytest.approx(covered) and 0 < covered < 0.5
+    assert attention_on_object(data.captions, swapped, *args)["chance"] == pytest.approx(
+        np.mean([h["chance"] for h in hits]))
 
 
 def test_a_named_object_absent_from_the_image_is_a_miss():

@@ -60,6 +60,52 @@ def object_words(words, colour_names, shape_names):
     return named
 
 
+def object_word_hits(words, alignment, object_colours, object_shapes, location_masks,
+                     colour_names, shape_names):
+    """Where the attention looked for each word of one caption that names an object.
+
+    Args:
+        words: the generated words; word `t` was generated at step `t`.
+        alignment: `(steps, L)` attention weights of this caption.
+        object_colours, object_shapes: `(objects,)` indices (-1: no object).
+        location_masks: bool `(objects, L)`: which locations each object covers.
+        colour_names, shape_names: the names the indices refer to.
+
+    Returns:
+        One dict per colour or shape word that names an object (see
+        `object_words`): `position`, `word`, `kind` ("colour" or "shape"),
+        `named` (indices of the image's objects the phrase describes; empty
+        when no such object is in the image), `attended` (the location with
+        the largest weight, or None past the end of `alignment`), `on` (the
+        objects covering that location), `hit` (True when one of them is
+        named) and `chance` (the share of locations on a named object: the
+        hit rate of a look at a random location).
+    """
+    alignment = np.asarray(alignment)
+    location_masks = np.asarray(location_masks, bool)
+    object_colours, object_shapes = np.asarray(object_colours), np.asarray(object_shapes)
+    results = []
+    for position, colour, shape in object_words(words, colour_names, shape_names):
+        wanted = object_shapes == shape_names.index(shape)
+        if colour is not None:
+            wanted &= object_colours == colour_names.index(colour)
+        attended = int(np.argmax(alignment[position])) if position < alignment.shape[0] else None
+        on = [] if attended is None else [int(k) for k in np.flatnonzero(location_masks[:, attended])]
+        named = [int(k) for k in np.flatnonzero(wanted)]
+        covered = location_masks[named].any(axis=0) if named else np.zeros(location_masks.shape[-1], bool)  # (L,)
+        results.append({
+            "position": position,
+            "word": words[position],
+            "kind": "shape" if words[position] == shape else "colour",
+            "named": named,
+            "attended": attended,
+            "on": on,
+            "hit": bool(set(on) & set(named)),
+            "chance": float(covered.mean()),
+        })
+    return results
+
+
 def attention_on_object(captions, alignments, object_colours, object_shapes, location_masks,
                         colour_names, shape_names):
     """The attention-on-object rate on the generated shapes data.
@@ -68,6 +114,7 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
     shape word), the location with the largest attention weight at that step
     is a hit when it lies on an object the phrase describes (same colour and
     shape). A word naming an object that is not in the image is a miss.
+    `object_word_hits` gives the same judgement word by word for one caption.
 
     Args:
         captions: N generated captions (strings; word `t` was generated at step `t`).
@@ -79,7 +126,9 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
 
     Returns:
         A dict: `rate` (hits / words, 0 when no word names an object), `hits`,
-        `words`, and `colour_rate` / `shape_rate` for the two kinds of word.
+        `words`, `colour_rate` / `shape_rate` for the two kinds of word, and
+        `chance`: the rate that looking at a random location would get (the
+        mean share of locations covered by the named objects).
     """
     alignments = np.asarray(alignments)
     location_masks = np.asarray(location_masks, bool)
@@ -95,20 +144,13 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
             f"location_masks.shape={location_masks.shape}, alignments.shape={alignments.shape}"
         )
     tallies = {"colour": [0, 0], "shape": [0, 0]}
+    chances = []
     for n, caption in enumerate(captions):
-        words = caption.split()
-        for position, colour, shape in object_words(words, colour_names, shape_names):
-            kind = "shape" if words[position] == shape else "colour"
-            tallies[kind][1] += 1
-            if position >= alignments.shape[1]:
-                continue
-            wanted = (np.asarray(object_shapes[n]) == shape_names.index(shape))
-            if colour is not None:
-                wanted &= np.asarray(object_colours[n]) == colour_names.index(colour)
-            if not wanted.any():
-                continue
-            on_objects = location_masks[n][wanted].any(axis=0)  # (L,)
-            tallies[kind][0] += int(on_objects[int(np.argmax(alignments[n, position]))])
+        for word in object_word_hits(caption.split(), alignments[n], object_colours[n], object_shapes[n],
+                                     location_masks[n], colour_names, shape_names):
+            tallies[word["kind"]][0] += int(word["hit"])
+            tallies[word["kind"]][1] += 1
+            chances.append(word["chance"])
     hits = tallies["colour"][0] + tallies["shape"][0]
     words = tallies["colour"][1] + tallies["shape"][1]
     rate = lambda pair: pair[0] / pair[1] if pair[1] else 0.0  # noqa: E731
@@ -118,4 +160,5 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
         "words": words,
         "colour_rate": rate(tallies["colour"]),
         "shape_rate": rate(tallies["shape"]),
+        "chance": float(np.mean(chances)) if chances else 0.0,
     }

@@ -45,6 +45,10 @@ def white_region(image, attention_map, strength=0.85):
 def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None, figure_width=None):
     """One panel per generated word: the image with that word's attention in white.
 
+    Each panel is scaled to its own largest weight, so a nearly uniform step
+    would look as bright as a sharp one; the panel's title therefore gives
+    that largest weight, and the figure's title the uniform level `1 / (H W)`.
+
     Args:
         image: uint8 `(height, width, 3)`.
         words: the generated words (the `<stop>` may be included as a word).
@@ -67,7 +71,9 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     columns = max(1, min(columns, panels))
     rows = int(np.ceil(panels / columns))
     width = figure_width or 2.0 * columns
-    figure, axes = plt.subplots(rows, columns, figsize=(width, width / columns * rows * 1.1), squeeze=False)
+    figure, axes = plt.subplots(
+        rows, columns, figsize=(width, width / columns * rows * 1.35), squeeze=False, layout="constrained"
+    )
     for axis in axes.ravel():
         axis.axis("off")
     axes[0, 0].imshow(image)
@@ -75,10 +81,9 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     for index, word in enumerate(words):
         axis = axes.ravel()[index + 1]
         axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2])))
-        axis.set_title(word, fontsize=9)
-    if title:
-        figure.suptitle(title, fontsize=10)
-    figure.tight_layout()
+        axis.set_title(f"{word}\nmax α {alignments[index].max():.2f}", fontsize=9)
+    uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f})"
+    figure.suptitle(f"{title}\n{uniform}" if title else uniform, fontsize=10)
     return figure
 
 
@@ -94,6 +99,7 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
         The matplotlib figure.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     if not histories:
         raise ValueError("Need at least one history to draw. Received: {}")
@@ -107,6 +113,7 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
                     axis.plot(np.arange(1, len(history[f"val_{key}"]) + 1), history[f"val_{key}"], "--",
                               color=line.get_color(), label=f"{name} (valid)")
         axis.set_xlabel("epoch")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.set_title(key)
         axis.legend(fontsize=8)
     if title:

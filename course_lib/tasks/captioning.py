@@ -280,7 +280,8 @@ def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
     Returns:
         `(metrics, captions, alignments)`; metrics hold `bleu1`..`bleu4` (0-100),
         `distinct_captions` and, on the shapes data, `exact_match` and
-        `attention_on_object` (with its colour/shape split).
+        `attention_on_object` (with its colour/shape split, and
+        `attention_on_object_chance`, the rate of a look at a random location).
     """
     from course_lib.metrics.captioning import (
         attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match,
@@ -303,6 +304,7 @@ def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
             metrics["attention_on_object"] = on_object["rate"]
             metrics["attention_on_object_colour"] = on_object["colour_rate"]
             metrics["attention_on_object_shape"] = on_object["shape_rate"]
+            metrics["attention_on_object_chance"] = on_object["chance"]
     return metrics, captions, alignments
 
 

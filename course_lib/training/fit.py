@@ -37,12 +37,13 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
         verbose=verbose,
         callbacks=[timer, *callbacks],
         validation_data=validation_data,
+        shuffle=False,  # a dataset brings its own order; Keras would only warn that it ignores the flag
     )
     seconds = timer.seconds
     if remainder:
         extra_timer = StepTimer()
         model.fit(
-            dataset, epochs=1, steps_per_epoch=remainder, verbose=0, callbacks=[extra_timer]
+            dataset, epochs=1, steps_per_epoch=remainder, verbose=0, callbacks=[extra_timer], shuffle=False
         )
         seconds += extra_timer.seconds
     return history, seconds
@@ -61,7 +62,7 @@ def fit_arrays(model, inputs, targets, batch_size, epochs, validation_data=None,
     if validation_data is not None:
         validation_data = array_dataset(*validation_data, batch_size=batch_size)
     return model.fit(array_dataset(inputs, targets, batch_size, shuffle=shuffle, seed=seed), epochs=epochs,
-                     validation_data=validation_data, **kwargs)
+                     validation_data=validation_data, shuffle=False, **kwargs)  # the dataset shuffles itself
 
 
 def _build_before_distributed_fit(model, dataset):
