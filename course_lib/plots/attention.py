@@ -66,7 +66,7 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
 def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact match against input length"):
     """Plots exact-match curves, one per model: `{name: {length: score}}`."""
     if ax is None:
-        _, ax = _pyplot().subplots(figsize=(6, 3.8))
+        _, ax = _pyplot().subplots(figsize=(7.5, 3.8), layout="constrained")
     for name, scores in results.items():
         lengths = sorted(int(k) for k in scores)
         ax.plot(lengths, [scores[k] if k in scores else scores[str(k)] for k in lengths], marker="o", label=name)
@@ -77,7 +77,7 @@ def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact m
     ax.set_ylabel("exact match")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)  # beside the axes: it hides no point
     ax.set_title(title)
     return ax
 

@@ -260,7 +260,7 @@ def register_cli(commands):
         "by length and the attention matrix, and write a heat map and metrics.",
     )
     parser.add_argument("--no-attention", action="store_true", help="train the plain encoder-decoder (option 1)")
-    parser.add_argument("--steps", type=_positive_int, default=None, help="training steps (default: 2500, or 600 when COURSE_PROFILE=fast)")
+    parser.add_argument("--steps", type=_positive_int, default=None, help="training steps (default: 2500, or 500 when COURSE_PROFILE=fast)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/reversal", help="folder for the heat map, model and metrics")
     parser.add_argument("--metrics-json", default=None, help="where to write the metrics (default: OUT/metrics.json)")
