@@ -105,9 +105,16 @@ def test_document_pictures(tmp_path):
     word_weights = np.array([[0.1, 0.8, 0.1, 0.0], [0.3, 0.3, 0.4, 0.0], [0, 0, 0, 0]])
     page = document_html(sentences, sentence_weights, word_weights, title="sport", highlight=0)
     assert page.count("<tr>") == 2 and "&lt;rain&gt;" in page and "0.80" in page
-    figure = document_figure(sentences, sentence_weights, word_weights, title="sport")
+    long_words = [["neighbourhood", "remembered", "wrote", "referendum", "x"], ["it", "<rain>", "again"]]
+    figure = document_figure(long_words, sentence_weights, word_weights=None, title="sport", highlight=0)
     figure.savefig(tmp_path / "doc.png")
     assert (tmp_path / "doc.png").stat().st_size > 1000
+    renderer = figure.canvas.get_renderer()
+    first_line = sorted((t for t in figure.axes[0].texts if t.get_visible() and t.get_position()[1] == 0
+                         and t.get_position()[0] > 0.15), key=lambda t: t.get_position()[0])
+    boxes = [t.get_window_extent(renderer) for t in first_line]
+    assert [t.get_text() for t in first_line] == long_words[0] + ["\u25c0"]  # the marker ends the planted sentence
+    assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))  # no two words overlap
     axes = confusion_matrix_plot([[3, 1], [0, 4]], ["a", "b"])
     assert len(axes.texts) == 4
     with pytest.raises(ValueError, match="sentence weight"):

@@ -93,6 +93,10 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     ax.set_ylim(len(lines), -0.5)
     ax.axis("off")
     colormap = plt.get_cmap("Oranges")
+    measure = _width_in_axes(ax)
+    probe = ax.text(0, 0, "n", fontsize=9)
+    space = measure(probe)  # the gap between two words: about one letter
+    probe.remove()
     for row, (i, start, words) in enumerate(lines):
         if start == 0:
             ax.barh(row, 0.12 * sentence_weights[i], left=0.0, height=0.6, color="#3b6fb6")
@@ -102,14 +106,26 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
             scale = word_weights[i, : len(sentences[i])].max() or 1.0
         for j, word in enumerate(words):
             shade = 0.0 if word_weights is None else 0.85 * word_weights[i, start + j] / scale
-            ax.text(x, row, word, va="center", fontsize=9,
-                    bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
-            x += 0.0065 * (len(word) + 1.6)
-        if highlight == i and start == 0:
-            ax.text(0.995, row, "<", va="center", ha="right", fontsize=9, color="#3b6fb6")
+            drawn = ax.text(x, row, word, va="center", fontsize=9,
+                            bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
+            x += measure(drawn) + space  # the word's real width, so no two words overlap
+        last_line = start + len(words) >= len(sentences[i])
+        if highlight == i and last_line:
+            ax.text(x, row, "\u25c0", va="center", fontsize=9, color="#3b6fb6")  # after the planted sentence
     if title:
         ax.set_title(title, loc="left", fontsize=10)
     return fig
+
+
+def _width_in_axes(ax):
+    """A function giving a text artist's drawn width as a fraction of the axes' width."""
+    renderer = ax.figure.canvas.get_renderer()
+    axes_width = ax.get_window_extent(renderer).width
+
+    def measure(text):
+        return text.get_window_extent(renderer).width / axes_width
+
+    return measure
 
 
 def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=False):
