@@ -126,3 +126,20 @@ def test_command_line_assign_check_links_and_grade(tmp_path, capsys):
     assert "not graded: not a Jupyter notebook" in out.read_text()
     assert main(["grade", "A9", str(junk)]) == 2
     assert "No hidden tests for assignment 'A9'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_a_top_level_exercise_never_comes_before_a_function_of_its_cell(solution):
+    """A student who cannot answer one part of a cell must still get its functions defined."""
+    student = nbformat.read(authoring.student_path(solution), as_version=4)
+    for index, cell in enumerate(student.cells):
+        if cell.cell_type != "code":
+            continue
+        lines = cell.source.splitlines()
+        raises = [n for n, line in enumerate(lines) if line.startswith("raise NotImplementedError")]
+        defs = [n for n, line in enumerate(lines) if line.startswith("def ")]
+        if raises and defs:
+            assert raises[0] > defs[-1], (
+                f"cell {index}: a top-level TODO comes before `{lines[defs[-1]].strip()}`, which a student "
+                "who skips that TODO would never define; put the solution region after the functions"
+            )

@@ -109,12 +109,17 @@ def check_project_keys(project_keys):
     _passed("project_keys")
 
 
-def check_attention_scores(attention_scores, project_keys):
+def check_attention_scores(attention_scores, project_keys=None):
+    """Checks part 2 on its own: the keys W_att h_j are made here, not with your `project_keys`.
+
+    `project_keys` is ignored; it is accepted so that notebooks handed out with the
+    older call `check_attention_scores(attention_scores, project_keys)` still run.
+    """
     rng = _rng(2)
     params = _a1_parameters(rng)
     query = rng.normal(size=(2, 6))
     values = rng.normal(size=(2, 3, 5))
-    keys = project_keys(values, params["W_att"])
+    keys = values @ params["W_att"].T  # W_att h_j for every position: (batch, src_len, units)
     scores = check_shape(attention_scores(query, keys, params["U_att"], params["v_att"]), (2, 3),
                          "attention_scores(query, keys, U_att, v_att)")
     check_finite(scores, "scores")
@@ -182,11 +187,19 @@ def check_context_vector(context_vector):
 
 def check_attend_over_steps(attend_over_steps):
     rng = _rng(5)
-    params = _a1_parameters(rng, query_dim=5, value_dim=5, units=4)
-    states = rng.normal(size=(2, 3, 5))
+    # query_dim != value_dim, so U_att and W_att cannot be swapped unnoticed.
+    params = _a1_parameters(rng, query_dim=6, value_dim=5, units=4)
+    states = rng.normal(size=(2, 3, 6))
     values = rng.normal(size=(2, 4, 5))
     mask = np.array([[True, True, True, True], [True, True, False, False]])
-    result = attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"])
+    try:
+        result = attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"])
+    except ValueError as error:
+        raise CheckFailed(
+            f"attend_over_steps raised ValueError ({error}) on decoder states of 6 numbers (query_dim) and "
+            "values h_j of 5 (value_dim), with U_att of shape (4, 6) and W_att of shape (4, 5). U_att acts on "
+            "the decoder states s_{t-1} and W_att on the values h_j: check which matrix you pass where."
+        ) from error
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attend_over_steps should return a tuple (contexts, weights).")
     contexts = check_shape(result[0], (2, 3, 5), "contexts")
@@ -197,20 +210,39 @@ def check_attend_over_steps(attend_over_steps):
     _passed("attend_over_steps")
 
 
+_SHAPE_HINTS = {
+    "U_att": "U_att multiplies s_{t-1} (query_dim numbers) and gives a vector of units numbers; "
+             "the lecture writes a matrix as (rows, columns).",
+    "W_att": "W_att multiplies h_j (value_dim numbers) and gives a vector of units numbers, like U_att s_{t-1}; "
+             "the lecture writes a matrix as (rows, columns).",
+    "v_att": "v_att turns a vector of units numbers into one number per position, by a dot product.",
+    "scores": "there is one score per source position, for every example of the batch.",
+    "weights": "the softmax turns each score into one weight, so the weights have the shape of the scores.",
+    "context": "c_t is a weighted average of the h_j (value_dim numbers each), one per example of the batch.",
+}
+
+
 def check_attention_shapes(attention_shapes):
-    shapes = attention_shapes(batch=64, src_len=20, query_dim=512, value_dim=256, units=128)
-    if not isinstance(shapes, dict):
-        _fail("attention_shapes should return a dict of shapes.")
-    expected_keys = {"U_att", "W_att", "v_att", "scores", "weights", "context"}
-    if set(shapes) != expected_keys:
-        _fail(f"attention_shapes should have the keys {sorted(expected_keys)}. Received: {sorted(shapes)}")
-    for key, value in shapes.items():
-        if not isinstance(value, tuple) or not all(isinstance(v, (int, np.integer)) for v in value):
-            _fail(f"shapes[{key!r}] should be a tuple of ints. Received: {value!r}")
-    if shapes["U_att"][1] != 512 or shapes["W_att"][1] != 256:
-        _fail("U_att acts on s_{t-1} (512 numbers) and W_att on h_j (256 numbers): check the second dimension.")
-    if shapes["v_att"] != (128,):
-        _fail("v_att turns a d_1-vector into one number per position: what is its shape?")
+    expected_keys = set(_SHAPE_HINTS)
+    # Two sets of sizes, all different from each other, so that every dimension
+    # has to be the right one and numbers typed in are noticed.
+    for sizes in (dict(batch=64, src_len=20, query_dim=512, value_dim=256, units=128),
+                  dict(batch=3, src_len=7, query_dim=10, value_dim=6, units=4)):
+        shapes = attention_shapes(**sizes)
+        if not isinstance(shapes, dict):
+            _fail(f"attention_shapes should return a dict of shapes. Received: {type(shapes).__name__}")
+        if set(shapes) != expected_keys:
+            _fail(f"attention_shapes should have the keys {sorted(expected_keys)}. Received: {sorted(shapes)}")
+        for key, value in shapes.items():
+            if not isinstance(value, tuple) or not all(isinstance(v, (int, np.integer)) for v in value):
+                _fail(f"shapes[{key!r}] should be a tuple of ints. Received: {value!r}")
+        b, s, q, v, u = (sizes[k] for k in ("batch", "src_len", "query_dim", "value_dim", "units"))
+        expected = {"U_att": (u, q), "W_att": (u, v), "v_att": (u,), "scores": (b, s), "weights": (b, s),
+                    "context": (b, v)}
+        arguments = ", ".join(f"{k}={n}" for k, n in sizes.items())
+        for key, hint in _SHAPE_HINTS.items():
+            if tuple(int(n) for n in shapes[key]) != expected[key]:
+                _fail(f"attention_shapes({arguments}) gives {key} the wrong shape {shapes[key]}: {hint}")
     _passed("attention_shapes")
 
 
@@ -248,20 +280,64 @@ def check_answer_type(value, kind, name):
 # -- A2: the attentional decoder ------------------------------------------------------
 
 
+# The library's own step and teacher-forced pass, by attribute, and how a student calls them.
+# The hidden tests make the same methods raise (hidden_tests/A2.py, `_grader_decoder(locked=True)`).
+_A2_LOCKED = {
+    "step": "decoder.step(...)",
+    "call": "decoder(...)",
+    "_recur": "decoder._recur(...)",
+    "_scheduled_sampling": "decoder._scheduled_sampling(...)",
+}
+
+
 def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
+    """A decoder with its library methods locked, an unlocked copy with the same weights, and inputs.
+
+    Returns `(decoder, reference, memory, state, mask, called)`: `called` lists the
+    locked methods the student's code tried to use.
+    """
     import keras
 
     from course_lib.decoders import AttentionGRUDecoder
 
     keras.utils.set_random_seed(seed)
     decoder = AttentionGRUDecoder(vocab, 4, 8, attention_units=5)
+    reference = AttentionGRUDecoder(vocab, 4, 8, attention_units=5)
     rng = _rng(seed)
     values = keras.ops.convert_to_tensor(rng.normal(size=(batch, src_len, value_dim)), dtype="float32")
     mask = np.arange(src_len)[None, :] < np.array([[src_len], [2], [3]])[:batch]
-    decoder.build((batch, 1), values.shape)
-    memory = decoder.prepare_memory(values, None, keras.ops.convert_to_tensor(mask))
+    for layer in (decoder, reference):
+        layer.build((batch, 1), values.shape)
+    reference.set_weights(decoder.get_weights())
+    memory = reference.prepare_memory(values, None, keras.ops.convert_to_tensor(mask))
     state = keras.ops.convert_to_tensor(rng.normal(size=(batch, 8)), dtype="float32")
-    return decoder, memory, state, mask
+    called = []
+
+    def forbidden(name):
+        def method(*args, **kwargs):
+            called.append(name)
+            raise CheckFailed(f"{name} is not available in this exercise.")
+
+        return method
+
+    for attribute, name in _A2_LOCKED.items():
+        object.__setattr__(decoder, attribute, forbidden(name))
+    return decoder, reference, memory, state, mask, called
+
+
+def _call_without_library(function, arguments, called, exercise, instead):
+    """Calls the student's function; fails when it used one of the decoder's locked methods."""
+    try:
+        result = function(*arguments)
+    except Exception:
+        if not called:
+            raise
+        result = None
+    if called:
+        _fail(f"{exercise} calls {called[0]}, the course library's own version of what this exercise asks for. "
+              f"The exercise is to write it yourself: {instead}. The grader makes {called[0]} unavailable, so "
+              "this answer would score zero.")
+    return result
 
 
 def check_teacher_forcing_inputs(teacher_forcing_inputs):
@@ -282,24 +358,27 @@ def check_teacher_forcing_inputs(teacher_forcing_inputs):
 def check_attention_decoder_step(attention_decoder_step):
     import keras
 
-    decoder, memory, state, mask = _a2_decoder()
+    decoder, reference, memory, state, mask, called = _a2_decoder()
     tokens = keras.ops.convert_to_tensor([1, 4, 7], dtype="int32")
-    result = attention_decoder_step(decoder, tokens, state, memory)
+    result = _call_without_library(
+        attention_decoder_step, (decoder, tokens, state, memory), called, "attention_decoder_step",
+        "use decoder.embedding, decoder.attention, decoder.cell and decoder.output_layer",
+    )
     if not isinstance(result, (tuple, list)) or len(result) != 3:
         _fail("attention_decoder_step should return (logits, new_state, weights).")
     logits = check_shape(result[0], (3, 9), "logits")
     new_state = check_shape(result[1], (3, 8), "new_state")
     weights = check_weights(result[2], mask=mask, name="attention weights")
-    _, expected_weights = decoder.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
+    _, expected_weights = reference.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
     if not np.allclose(weights, as_numpy(expected_weights), atol=1e-5):
         _fail("the weights must come from attending with the previous state s_{t-1} (the `state` argument), "
               "before the GRU update.")
     if np.allclose(new_state, as_numpy(state)):
         _fail("the new state equals the old one: run decoder.cell on [e(y_{t-1}); c_t].")
-    expected_logits = decoder.output_layer(keras.ops.convert_to_tensor(new_state))
+    expected_logits = reference.output_layer(keras.ops.convert_to_tensor(new_state))
     if not np.allclose(logits, as_numpy(expected_logits), atol=1e-5):
         _fail("the logits must be decoder.output_layer applied to the new state s_t.")
-    reference_logits, reference_state, _ = decoder.step(tokens, state, memory)
+    reference_logits, reference_state, _ = reference.step(tokens, state, memory)
     if not np.allclose(new_state, as_numpy(reference_state), atol=1e-4):
         _fail("the new state differs from the course decoder's: feed the GRU cell [e(y_{t-1}); c_t], "
               "embedding first.")
@@ -309,15 +388,18 @@ def check_attention_decoder_step(attention_decoder_step):
 def check_teacher_forced_decode(teacher_forced_decode):
     import keras
 
-    decoder, memory, state, mask = _a2_decoder(seed=1)
+    decoder, reference, memory, state, mask, called = _a2_decoder(seed=1)
     target_inputs = keras.ops.convert_to_tensor([[1, 4, 5, 6], [1, 7, 8, 3], [1, 3, 3, 3]], dtype="int32")
-    result = teacher_forced_decode(decoder, target_inputs, memory, state)
+    result = _call_without_library(
+        teacher_forced_decode, (decoder, target_inputs, memory, state), called, "teacher_forced_decode",
+        "loop over the decoder inputs and call your attention_decoder_step at every step",
+    )
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("teacher_forced_decode should return (logits, alignments).")
     check_shape(result[0], (3, 4, 9), "logits")
     alignments = check_shape(result[1], (3, 4, 5), "alignments")
     check_weights(alignments, mask=mask[:, None, :], name="alignments at every step")
-    reference_logits, reference_alignments = decoder(target_inputs, memory["values"], state, source_mask=memory["mask"])
+    reference_logits, reference_alignments = reference(target_inputs, memory["values"], state, source_mask=memory["mask"])
     if not np.allclose(as_numpy(result[0]), as_numpy(reference_logits), atol=1e-4):
         _fail("the logits differ from the course decoder's teacher-forced pass: feed the TRUE previous token "
               "at every step and carry the state from one step to the next.")
