@@ -109,12 +109,8 @@ def check_project_keys(project_keys):
     _passed("project_keys")
 
 
-def check_attention_scores(attention_scores, project_keys=None):
-    """Checks part 2 on its own: the keys W_att h_j are made here, not with your `project_keys`.
-
-    `project_keys` is ignored; it is accepted so that notebooks handed out with the
-    older call `check_attention_scores(attention_scores, project_keys)` still run.
-    """
+def check_attention_scores(attention_scores):
+    """Checks part 2 on its own: the keys W_att h_j are made here, not with your `project_keys`."""
     rng = _rng(2)
     params = _a1_parameters(rng)
     query = rng.normal(size=(2, 6))
