@@ -130,6 +130,25 @@ def test_bucketed_batches_pad_less_and_keep_every_example():
     np.testing.assert_array_equal(buckets.sequence_lengths(np.array([[5, 6, 0], [0, 0, 0]])), [2, 0])
 
 
+@pytest.mark.parametrize("bucketed, seed", [(True, None), (True, 3), (False, None), (False, 3)])
+def test_as_dataset_knows_its_number_of_batches(bucketed, seed):
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    source = rng.integers(4, 20, size=(203, 7)).astype("int32")
+    target = np.concatenate([source[:, :5], np.full((203, 1), 2, "int32")], axis=1)
+    # 203 rows in batches of 16 (pools of 50 batches with a seed): 13 batches, the last of 11 rows.
+    dataset = buckets.as_dataset(source, target, 16, bucketed=bucketed, seed=seed)
+    assert int(dataset.cardinality()) == 13
+    assert sum(1 for _ in dataset) == 13
+    assert sum(len(batch[1]) for batch in dataset) == 203
+    endless = buckets.as_dataset(source, target, 16, bucketed=bucketed, seed=seed, repeat=True)
+    assert int(endless.cardinality()) == int(tf.data.INFINITE_CARDINALITY)
+    assert sum(1 for _ in endless.take(30)) == 30
+    with pytest.raises(ValueError, match="batch_size"):
+        buckets.as_dataset(source, target, 0)
+
+
 def test_batched_generate_returns_results_in_input_order():
     class Echo:
         def generate(self, source, max_length=None):

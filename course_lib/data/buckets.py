@@ -13,6 +13,8 @@ batches, shuffle the batch order. Batches differ from epoch to epoch but
 each holds words of nearly equal length.
 """
 
+import math
+
 import numpy as np
 
 from course_lib.data.tf_data import without_autotune
@@ -123,8 +125,17 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, 
 
     Each pass (epoch) reshuffles with a new seed derived from `seed`, so
     `repeat=True` gives an endless stream for `fit_steps`.
+
+    The dataset knows its length (`dataset.cardinality()`): `ceil(N / batch_size)`
+    batches, or infinite with `repeat=True`. A generator alone has an unknown
+    length, and Keras then finds the end of a validation pass by running out
+    of data, which it reports as "Your input ran out of data; interrupting
+    training" (with `steps_per_execution > 1`, every epoch).
     """
     import tensorflow as tf
+
+    if int(batch_size) < 1:
+        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
 
     def generate():
         epoch = 0
@@ -139,7 +150,12 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, 
         {"source": tf.TensorSpec((None, None), tf.int32), "target_in": tf.TensorSpec((None, None), tf.int32)},
         tf.TensorSpec((None, None), tf.int32),
     )
-    return without_autotune(tf.data.Dataset.from_generator(generate, output_signature=spec).prefetch(2))
+    dataset = tf.data.Dataset.from_generator(generate, output_signature=spec)
+    # `make_batches` cuts every pool (a whole number of batches) and the last,
+    # shorter one into batches of `batch_size`: ceil(N / batch_size) batches a pass.
+    batches = tf.data.INFINITE_CARDINALITY if repeat else math.ceil(len(source) / int(batch_size))
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
+    return without_autotune(dataset.prefetch(2))
 
 
 def batched_generate(model, source, batch_size=512, **generate_kwargs):

@@ -21,6 +21,7 @@ import difflib
 import json
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -382,7 +383,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     if initial_epoch < config.epochs:
         fitted = model.fit(
             dataset, epochs=config.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
-            validation_data=validation, callbacks=callbacks, verbose=verbose,
+            validation_data=validation, callbacks=callbacks, verbose=verbose, shuffle=False,
         )
         history = fitted.history
     return {
@@ -653,8 +654,14 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
 # -- what goes wrong ----------------------------------------------------------
 
 _VOWEL_LENGTH = {frozenset(p) for p in [("ि", "ी"), ("ु", "ू"), ("इ", "ई"), ("उ", "ऊ"), ("अ", "आ"), ("े", "ै"), ("ो", "ौ")]}
-_NASALS = set("ंँनमण")
+_NASAL_SIGNS = frozenset("ंँ")  # anusvara, chandrabindu
+_NASAL_HALF = re.compile("[ङञणनम]्")  # a nasal consonant + virama, the anusvara's other spelling
 ERROR_KINDS = ("vowel length", "virama / conjunct", "nasal", "word end", "other")
+
+
+def _is_nasal_swap(removed, added):
+    """An anusvara written as a nasal consonant + virama, or back (हिंदी / हिन्दी)."""
+    return removed != added and _NASAL_HALF.sub("ं", removed) == _NASAL_HALF.sub("ं", added)
 
 
 def error_kinds(prediction, reference):
@@ -663,7 +670,10 @@ def error_kinds(prediction, reference):
     - "vowel length": a short vowel sign for a long one or back (ि/ी, ु/ू,
       an extra or missing ा);
     - "virama / conjunct": a virama (्) gained or lost, i.e. a conjunct split or made;
-    - "nasal": anusvara, chandrabindu or a nasal consonant changed;
+    - "nasal": the anusvara rule: an anusvara (ं) or chandrabindu (ँ) gained,
+      lost or replaced, or an anusvara spelt as a nasal consonant + virama
+      (ं ↔ न्, म्, ण्...; this swap is not also a "virama / conjunct"). A
+      nasal *consonant* replaced by another letter (म for व) is not "nasal";
     - "word end": any change in the last two letters of the reference;
     - "other": anything else (a wrong consonant, a missing letter...).
     """
@@ -677,17 +687,21 @@ def error_kinds(prediction, reference):
         removed, added = reference[a_start:a_end], prediction[b_start:b_end]
         changed = set(removed) | set(added)
         found = False
-        if operation == "replace" and len(removed) == len(added) and all(
-            frozenset((x, y)) in _VOWEL_LENGTH for x, y in zip(removed, added)
-        ) or (operation != "replace" and changed == {"ा"}):
-            kinds.add("vowel length")
-            found = True
-        if "्" in changed:
-            kinds.add("virama / conjunct")
-            found = True
-        if changed & _NASALS:
+        if _is_nasal_swap(removed, added):
             kinds.add("nasal")
             found = True
+        else:
+            if operation == "replace" and len(removed) == len(added) and all(
+                frozenset((x, y)) in _VOWEL_LENGTH for x, y in zip(removed, added)
+            ) or (operation != "replace" and changed == {"ा"}):
+                kinds.add("vowel length")
+                found = True
+            if "्" in changed:
+                kinds.add("virama / conjunct")
+                found = True
+            if changed & _NASAL_SIGNS:
+                kinds.add("nasal")
+                found = True
         if a_end >= len(reference) - 1:
             kinds.add("word end")
             found = True
@@ -719,18 +733,37 @@ def accuracy_by_length(words, predictions, references, bins=((1, 6), (7, 9), (10
     return table
 
 
-def heatmap_examples(words, decoded, target_vocab, count=9):
-    """Examples for `course_lib.plots.grid.attention_grid` from `transliterate_words` output."""
+def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
+    """Examples for `course_lib.plots.grid.attention_grid` from `transliterate_words` output.
+
+    Each title reads `word → output`; with `references` (per word a string or
+    a list of accepted spellings, e.g. `evaluate(...)["references"]`) it also
+    says whether the output is right: `✓`, or `✗` and the expected spelling
+    on a second line.
+    """
+    count = min(count, len(words))
+    if references is not None:
+        references = list(references)
+        if len(references) < count:
+            raise ValueError(
+                f"Need references for the first {count} words. Received: {len(references)} references"
+            )
     examples = []
-    for index in range(min(count, len(words))):
+    for index in range(count):
         weights = decoded["alignments"][index]
-        output_letters = list(decoded["predictions"][index]) + ["<stop>"]
+        prediction = decoded["predictions"][index]
+        output_letters = list(prediction) + ["<stop>"]
         steps = min(len(output_letters), len(weights))
+        title = f"{words[index]} → {prediction}"
+        if references is not None:
+            accepted = references[index]
+            accepted = [accepted] if isinstance(accepted, str) else list(accepted)
+            title += " ✓" if prediction in accepted else f" ✗\nreference {accepted[0]}"
         examples.append({
             "weights": weights[:steps],
             "input_labels": decoded["sources"][index],
             "output_labels": output_letters[:steps],
-            "title": f"{words[index]} → {decoded['predictions'][index]}",
+            "title": title,
         })
     return examples
 
