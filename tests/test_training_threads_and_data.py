@@ -67,3 +67,30 @@ def test_array_dataset_batches_every_row_once_and_reshuffles_each_epoch():
         np.testing.assert_array_equal(x["b"], x["a"] * 10)
     with pytest.raises(ValueError, match=r"row counts \[9, 10\]"):
         array_dataset(inputs, targets[:9], batch_size=4)
+
+
+def test_epochs_are_exactly_as_long_as_asked_whatever_the_steps_per_execution():
+    import keras
+
+    from course_lib.training.fit import fit_steps, steps_per_execution_for
+
+    assert steps_per_execution_for(32, 20) == 16 and steps_per_execution_for(300, 25) == 25
+    assert steps_per_execution_for(7, 20) == 7 and steps_per_execution_for(13, 5) == 1
+    with pytest.raises(ValueError, match="Received: steps_per_epoch=0"):
+        steps_per_execution_for(0, 20)
+    features = np.random.default_rng(0).normal(size=(64, 3)).astype("float32")
+    dataset = tf.data.Dataset.from_tensor_slices((features, features[:, :1])).batch(4).repeat()
+
+    def trained_steps(steps_per_execution, steps_per_epoch, epochs=2):
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+        model.compile("sgd", "mse", steps_per_execution=steps_per_execution)
+        model.fit(dataset, epochs=epochs, steps_per_epoch=steps_per_epoch, verbose=0)
+        return int(model.optimizer.iterations), model
+
+    # What the helper guards against: Keras rounds an epoch up to whole executions.
+    assert trained_steps(20, 32)[0] == 80
+    assert trained_steps(steps_per_execution_for(32, 20), 32)[0] == 64
+    # fit_steps refuses a budget that Keras would silently round up.
+    _, model = trained_steps(5, 5, epochs=1)
+    with pytest.raises(ValueError, match="multiples of the model's steps_per_execution"):
+        fit_steps(model, dataset, 12, report_every=5, verbose=0)

@@ -106,6 +106,10 @@ def test_fast_profile_config_and_multi_reference_evaluation():
     assert not [w for w in caught if "ran out of data" in str(w.message)], [str(w.message) for w in caught]
     assert len(result["history"]["val_loss"]) == config.epochs
     model, source_vocab, target_vocab = result["model"], result["source_vocab"], result["target_vocab"]
+    # Exactly the epoch's batches, although 4 is not a multiple of the configured 20 steps per execution.
+    steps_per_epoch = -(-200 // config.batch_size)
+    assert steps_per_epoch % config.steps_per_execution
+    assert int(model.optimizer.iterations) == config.epochs * steps_per_epoch
     word = valid[0].roman
     prediction = task.transliterate_words(model, source_vocab, target_vocab, [word])["predictions"][0]
     # Any accepted spelling counts: the model's own output added as a second reference scores 1.

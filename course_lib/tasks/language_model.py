@@ -16,6 +16,7 @@ from course_lib.losses import MaskedTokenLoss
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel
 from course_lib.training import pick
+from course_lib.training.fit import steps_per_execution_for
 
 
 def default_settings(profile=None):
@@ -71,7 +72,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     model.compile(
         optimizer=keras.optimizers.Adam(settings["learning_rate"], clipnorm=1.0),
         loss=MaskedTokenLoss(pad_id=char_corpus.PAD),
-        steps_per_execution=min(25, report_every),
+        steps_per_execution=steps_per_execution_for(report_every, 25),
     )
     stream = batches(train, settings["batch_size"], seed=seed)
     start = time.perf_counter()

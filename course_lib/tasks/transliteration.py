@@ -241,8 +241,11 @@ def _model_seed(config):
     return config.seed if config.model_seed is None else config.model_seed
 
 
-def build_model(config, source_vocab_size, target_vocab_size, total_steps):
+def build_model(config, source_vocab_size, target_vocab_size, total_steps, steps_per_epoch=None):
+    """The compiled Seq2Seq model; with `steps_per_epoch`, its steps per execution divide it."""
     import keras
+
+    from course_lib.training.fit import steps_per_execution_for
 
     from course_lib.models.seq2seq import Seq2Seq
 
@@ -266,7 +269,10 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps):
     model.compile(
         optimizer=keras.optimizers.Adam(schedule, clipnorm=config.clipnorm),
         loss=SmoothedMaskedTokenLoss(config.label_smoothing) if config.label_smoothing > 0 else None,
-        steps_per_execution=config.steps_per_execution,
+        steps_per_execution=(
+            config.steps_per_execution if steps_per_epoch is None
+            else steps_per_execution_for(steps_per_epoch, config.steps_per_execution)
+        ),
     )
     return model
 
@@ -365,7 +371,8 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     source, target = encode_pairs(train_pairs, source_vocab, target_vocab, config.direction, config.right_to_left)
     steps_per_epoch = math.ceil(len(source) / config.batch_size)
     if initial_epoch == 0:
-        model = build_model(config, len(source_vocab), len(target_vocab), steps_per_epoch * config.epochs)
+        model = build_model(config, len(source_vocab), len(target_vocab), steps_per_epoch * config.epochs,
+                            steps_per_epoch=steps_per_epoch)
     validation = None
     if valid_pairs:
         valid_source, valid_target = encode_pairs(valid_pairs, source_vocab, target_vocab, config.direction,
