@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.masking import check_token_ids
 
 
@@ -54,7 +55,7 @@ class GRUEncoder(keras.layers.Layer):
         self.decoder_units = decoder_units or units
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         gru = keras.layers.GRU(units, return_sequences=True, return_state=True, name="gru")
-        self.rnn = keras.layers.Bidirectional(gru, name="bigru") if bidirectional else gru
+        self.rnn = make_bidirectional(gru, name="bigru") if bidirectional else gru
         self.uses_bridge = bidirectional or self.decoder_units != units
         self.bridge = (
             keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge")

@@ -15,6 +15,7 @@ Token id 0 is padding. A sentence is padding when all its words are.
 import keras
 from keras import ops
 
+from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.masking import check_token_ids
 
@@ -88,7 +89,7 @@ def _make_gru(units, bidirectional, name, return_sequences=True, return_state=Fa
     else:
         gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, name=name)
     if bidirectional:
-        return keras.layers.Bidirectional(gru, name=f"bi{name}")
+        return make_bidirectional(gru, name=f"bi{name}")
     return gru
 
 

@@ -12,6 +12,7 @@ import keras
 from keras import ops
 
 from course_lib.compiling import compile_once
+from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.encoders.hierarchical import (
     HierarchicalAttentionEncoder,
     HierarchicalEncoder,
@@ -49,9 +50,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
         self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
         self.attention_units = attention_units
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
-        self.rnn = keras.layers.Bidirectional(
-            keras.layers.GRU(units, return_sequences=True, name="gru"), name="bigru"
-        )
+        self.rnn = make_bidirectional(keras.layers.GRU(units, return_sequences=True, name="gru"), name="bigru")
         self.attention = AttentionPooling(attention_units or 2 * units, context_name="u_w", name="attention")
 
     @property
