@@ -9,7 +9,6 @@ import ast
 import importlib.util
 import re
 
-import numpy as np
 import pytest
 
 from course_lib.grading import checks
