@@ -21,7 +21,11 @@ internal round trip is private to the wrapper, never part of the saved file.
 import contextlib
 
 import keras
-from keras.src.backend.common import global_state  # the sharing scope's state (Keras internals)
+
+try:  # the sharing scope's state lives in Keras internals (Keras 3.0 to 3.15 at least)
+    from keras.src.backend.common import global_state
+except ImportError:  # a Keras without it: build the wrapper as Keras does
+    global_state = None
 
 _SHARING_STATE = ("shared_objects/id_to_obj_map", "shared_objects/id_to_config_map")
 
@@ -29,6 +33,9 @@ _SHARING_STATE = ("shared_objects/id_to_obj_map", "shared_objects/id_to_config_m
 @contextlib.contextmanager
 def outside_object_sharing():
     """Suspends Keras's object-sharing scope (if one is active) for the block."""
+    if global_state is None:
+        yield
+        return
     saved = {key: global_state.get_global_attribute(key) for key in _SHARING_STATE}
     for key in _SHARING_STATE:
         global_state.set_global_attribute(key, None)
