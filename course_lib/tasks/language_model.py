@@ -52,8 +52,8 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     """Trains one language model; returns a dict with the layer and its figures.
 
     Keys: `layer`, `cell`, `parameters`, `seconds`, `losses` (the mean
-    training loss over each tenth of the run), `loss_steps` (the step at which
-    each of those tenths ends), `report_every` (steps per tenth),
+    training loss over each tenth of the run), `report_every` (the steps in
+    one tenth: loss `i` covers the steps up to `(i + 1) * report_every`),
     `valid_perplexity`, `unigram_perplexity`.
     """
     settings = {**default_settings(), **(settings or {})}
@@ -87,7 +87,6 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
         "parameters": layer.count_params(),
         "seconds": seconds,
         "losses": history.history["loss"],
-        "loss_steps": [report_every * (index + 1) for index in range(len(history.history["loss"]))],
         "report_every": report_every,
         "valid_perplexity": evaluate_perplexity(layer, valid),
         "unigram_perplexity": unigram_perplexity(train["targets"], valid["targets"], char_corpus.VOCAB_SIZE),

@@ -245,9 +245,8 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps, steps
     """The compiled Seq2Seq model; with `steps_per_epoch`, its steps per execution divide it."""
     import keras
 
-    from course_lib.training.fit import steps_per_execution_for
-
     from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.training.fit import steps_per_execution_for
 
     keras.utils.set_random_seed(_model_seed(config))
     model = Seq2Seq(
