@@ -20,8 +20,8 @@ import numpy as np
 
 
 def _grader_decoder(inputs, locked=False):
-    import keras
     from course_lib.decoders import AttentionGRUDecoder
+    from course_lib.grading.checks import A2_LOCKED_METHODS
 
     decoder = AttentionGRUDecoder(
         inputs["vocab"], inputs["embedding"], inputs["units"], attention_units=inputs["attention_units"]
@@ -35,7 +35,7 @@ def _grader_decoder(inputs, locked=False):
             raise RuntimeError("build the step from decoder.embedding, decoder.attention, decoder.cell and "
                                "decoder.output_layer; decoder.step and decoder(...) are not available here")
 
-        for name in ("step", "_recur", "call", "_scheduled_sampling"):
+        for name in A2_LOCKED_METHODS:  # the same methods as the visible checks lock
             object.__setattr__(decoder, name, _forbidden)
     return decoder
 

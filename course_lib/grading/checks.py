@@ -278,7 +278,7 @@ def check_answer_type(value, kind, name):
 
 # The library's own step and teacher-forced pass, by attribute, and how a student calls them.
 # The hidden tests make the same methods raise (hidden_tests/A2.py, `_grader_decoder(locked=True)`).
-_A2_LOCKED = {
+A2_LOCKED_METHODS = {
     "step": "decoder.step(...)",
     "call": "decoder(...)",
     "_recur": "decoder._recur(...)",
@@ -316,7 +316,7 @@ def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
 
         return method
 
-    for attribute, name in _A2_LOCKED.items():
+    for attribute, name in A2_LOCKED_METHODS.items():
         object.__setattr__(decoder, attribute, forbidden(name))
     return decoder, reference, memory, state, mask, called
 
