@@ -20,6 +20,8 @@ def test_error_kinds():
     assert task.error_kinds("गमल", "कमल") == {"other"}
     counts = task.error_summary(["किरन", "घर"], [["किरण"], ["घर"]])
     assert counts["word end"] == 1 and sum(counts.values()) == 1  # ण -> न: a wrong letter, not the anusvara rule
+    # Any accepted spelling counts as right; a wrong word is shown with the first one.
+    assert task.wrong_words(["किरन", "घर", "हिन्दी"], [["किरण"], ["घर"], ["हिंदी", "हिन्दी"]]) == [("किरन", "किरण")]
 
 
 def test_nasal_errors_are_the_anusvara_rule_only():

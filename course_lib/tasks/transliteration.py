@@ -716,6 +716,12 @@ def error_kinds(prediction, reference):
     return kinds
 
 
+def wrong_words(predictions, references):
+    """The `(prediction, first accepted spelling)` pairs of the words a model got wrong."""
+    return [(prediction, accepted[0]) for prediction, accepted in zip(predictions, references)
+            if prediction not in accepted]
+
+
 def error_summary(predictions, references):
     """Counts of each error kind over the wrong words (a word may count in several)."""
     counts = dict.fromkeys(ERROR_KINDS, 0)
