@@ -47,6 +47,17 @@ def test_all_padding_row_gives_zeros_not_nan():
     assert np.all(np.asarray(weights)[1] == 0.0) and np.all(np.asarray(pooled)[1] == 0.0)
 
 
+
+def test_mixed_float16_all_padding_row_gives_zeros_not_nan():
+    values, mask = make_inputs()
+    mask[1] = False
+    pooled, weights = AttentionPooling(3, dtype="mixed_float16")(values, mask=mask)
+    pooled, weights = np.asarray(pooled).astype("float32"), np.asarray(weights).astype("float32")
+    assert np.all(np.isfinite(pooled)) and np.all(np.isfinite(weights))
+    assert np.all(weights[1] == 0.0) and np.all(pooled[1] == 0.0)
+    np.testing.assert_allclose(weights[[0, 2]].sum(axis=1), 1.0, atol=1e-2)
+
+
 def test_standard_layer_checks_with_padding():
     values, mask = make_inputs()
     padded_values = np.concatenate([values, np.full((3, 2, 4), 7.0, "float32")], axis=1)
@@ -75,3 +86,11 @@ def test_bad_input_raises_clear_errors():
     values, _ = make_inputs()
     with pytest.raises(ValueError, match="mask.shape"):
         layer(values, mask=np.ones((3, 4), bool))
+
+
+def test_values_of_another_size_after_build_raise_value_error():
+    layer = AttentionPooling(3)
+    values, _ = make_inputs(dim=4)
+    layer(values)
+    with pytest.raises(ValueError, match=r"Received: values.shape=\(3, 5, 6\)"):
+        layer(np.zeros((3, 5, 6), "float32"))

@@ -166,3 +166,32 @@ def test_bad_input_raises_value_error_saying_what_was_received(query_shape, valu
 def test_units_must_be_positive():
     with pytest.raises(ValueError, match="Received: units=0"):
         BahdanauAttention(0)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_mixed_precision_all_masked_row_gives_zeros_not_nan(policy):
+    # In float16 the padding score -1e9 rounds to -inf; the softmax must not
+    # turn an all-padding row into NaN.
+    query, values = _inputs(batch=2, src_len=4)
+    mask = np.array([[False] * 4, [True, False, True, False]])
+    context, weights = BahdanauAttention(8, dtype=policy)(query, values, mask=mask)
+    context, weights = np.asarray(ops.cast(context, "float32")), np.asarray(ops.cast(weights, "float32"))
+    assert np.all(np.isfinite(context)) and np.all(np.isfinite(weights))
+    assert np.all(weights[0] == 0.0) and np.all(context[0] == 0.0)
+    np.testing.assert_allclose(weights[1].sum(), 1.0, atol=1e-2)
+
+
+@pytest.mark.parametrize(
+    "query_shape, values_shape, message",
+    [((2, 5), (2, 5, 4), r"query.shape=\(2, 5\)"), ((2, 3), (2, 5, 7), r"values.shape=\(2, 5, 7\)")],
+)
+def test_inputs_of_another_size_after_build_raise_value_error(query_shape, values_shape, message):
+    layer = BahdanauAttention(4)
+    layer(np.zeros((2, 3), "float32"), np.zeros((2, 5, 4), "float32"))
+    with pytest.raises(ValueError, match=f"Received: {message}"):
+        layer(np.zeros(query_shape, "float32"), np.zeros(values_shape, "float32"))
+
+
+def test_units_must_not_be_a_bool():
+    with pytest.raises(ValueError, match="Received: units=True"):
+        BahdanauAttention(True)

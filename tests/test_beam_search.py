@@ -144,3 +144,32 @@ def test_bad_arguments(trained_model):
         beam_search(TableDecoder(_table()), {"mask": np.ones((1, 2), bool)}, np.zeros((1, 1), "float32"), GO, STOP, 3, 0)
     with pytest.raises(ValueError, match="integer array"):
         beam_search_model(model, np.ones((2, 3), "float32"), 10, 2)
+
+
+class Float16Decoder:
+    """Float16 logits and state, as a decoder under the mixed_float16 policy gives."""
+
+    def __init__(self, seed=0, vocab=6):
+        table = np.random.default_rng(seed).normal(size=(vocab, vocab)).astype("float32") * 0.3
+        table[:, STOP] -= 2.0  # long outputs: many log-probabilities to add up
+        self.table = table
+
+    def step(self, previous_tokens, state, memory, training=None):
+        logits = ops.take(ops.convert_to_tensor(self.table.astype("float16")), previous_tokens, axis=0)
+        return logits, state, ops.zeros((ops.shape(previous_tokens)[0], 3), "float16")
+
+
+def test_float16_decoders_are_scored_in_float32():
+    decoder = Float16Decoder()
+    state, memory = np.zeros((1, 2), "float16"), {"mask": np.ones((1, 3), bool)}
+    # The same float16 logits, summed in float64.
+    log_table = decoder.table.astype("float16").astype("float64")
+    log_table = log_table - np.log(np.exp(log_table).sum(axis=1, keepdims=True))
+    tokens, _, total = greedy_decode(decoder, memory, state, GO, STOP, 30)
+    tokens = np.asarray(tokens)[0]
+    expected = sum(log_table[p, t] for p, t in zip([GO, *tokens[:-1]], tokens) if p != STOP and p != PAD)
+    assert keras.backend.standardize_dtype(total.dtype) == "float32"
+    np.testing.assert_allclose(np.asarray(total)[0], expected, rtol=1e-4)
+    beam = beam_search(decoder, memory, state, GO, STOP, 30, beam_width=1, length_penalty=0.0)
+    assert {keras.backend.standardize_dtype(beam[k].dtype) for k in ("log_probs", "scores")} == {"float32"}
+    np.testing.assert_allclose(np.asarray(beam["log_probs"])[0, 0], expected, rtol=1e-4)

@@ -132,6 +132,9 @@ def test_bad_inputs_raise_clear_errors():
         ImageCaptioner(VOCAB, encoder="features")
     with pytest.raises(ValueError, match="beam_width"):
         model.generate({"image": np.zeros((1, 32, 32, 3), "float32")}, beam_width=0)
+    for beam_width in (1, 2):  # 0 is not "the default length"
+        with pytest.raises(ValueError, match="max_length=0"):
+            model.generate({"image": np.zeros((1, 32, 32, 3), "float32")}, max_length=0, beam_width=beam_width)
 
 
 def test_fit_lowers_the_loss_on_a_tiny_batch():

@@ -72,3 +72,11 @@ def test_dialog_model_training_lowers_the_loss():
         model({"source": arrays["context"]})
     with pytest.raises(ValueError, match="integer array"):
         model.generate(arrays["context"][0])
+
+
+def test_dialog_generate_rejects_max_length_zero():
+    _, vocabulary, arrays = small_set()
+    model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=6, sentence_units=5, units=7,
+                                    max_output_length=6)
+    with pytest.raises(ValueError, match="max_length=0"):
+        model.generate(arrays["context"], max_length=0)

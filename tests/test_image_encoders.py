@@ -30,6 +30,17 @@ def test_small_cnn_average_vector_and_grid():
     assert len(encoder.convolutions) == 6
 
 
+
+@pytest.mark.parametrize("vector_dim", [0, 5])
+def test_small_cnn_output_shape_matches_call_for_non_square_images(vector_dim):
+    encoder = SmallCNNEncoder((4, 8, 8), vector_dim=vector_dim)
+    images = np.zeros((2, 16, 32, 3), "float32")
+    locations, vector = encoder(images)
+    assert tuple(locations.shape) == (2, 2 * 4, 8)
+    assert encoder.compute_output_shape(images.shape) == (tuple(locations.shape), tuple(vector.shape))
+    symbolic = encoder(keras.Input((16, 32, 3)))
+    assert [tuple(t.shape) for t in symbolic] == [(None, 8, 8), (None, vector_dim or 8)]
+
 def test_small_cnn_locations_follow_the_image_regions():
     """Location j = row * W + col sees the patch at (row, col): a bright patch moves only nearby features."""
     keras.utils.set_random_seed(3)

@@ -284,3 +284,12 @@ def test_greedy_decode_function_directly():
     assert np.all(np.asarray(scores) <= 0)
     with pytest.raises(ValueError, match="max_length=0"):
         greedy_decode(model.decoder, memory, state, 1, 2, 0)
+
+
+def test_decoders_reject_an_initial_state_of_the_wrong_size():
+    target_in = np.ones((2, 3), "int32")
+    encoder_outputs = np.zeros((2, 5, 4), "float32")
+    with pytest.raises(ValueError, match=r"Received: initial_state.shape=\(2, 7\)"):
+        PlainGRUDecoder(9, 4, 6, option=1)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
+    with pytest.raises(ValueError, match=r"Received: query.shape=\(2, 7\)"):
+        AttentionGRUDecoder(9, 4, 6)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))

@@ -88,6 +88,11 @@ class PlainGRUDecoder(keras.layers.Layer):
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         check_token_ids(target_inputs, "target_inputs")
+        if self.option == 1 and initial_state.shape[-1] not in (None, self.units):
+            raise ValueError(
+                f"Option 1 starts from s_0 = h_T, so `initial_state` must have shape (batch, {self.units}). "
+                f"Received: initial_state.shape={initial_state.shape}"
+            )
         embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
         states = self.gru(
             self._inputs(embedded, initial_state),

@@ -98,7 +98,7 @@ def beam_search(
     rows = batch * beam_width
     memory = keras.tree.map_structure(lambda t: _tile(t, beam_width), memory)
     state = keras.tree.map_structure(lambda t: _tile(t, beam_width), start_state)
-    dtype = first_leaf.dtype
+    dtype = "float32"  # scores and weights: float16 would turn _IMPOSSIBLE into -inf and lose precision
     first_tokens = ops.full((rows,), start_id, "int32")  # (batch*k,)
     src_len = _source_length(decoder, memory, first_tokens, state)
 

@@ -113,9 +113,11 @@ class SmallCNNEncoder(keras.layers.Layer):
         return locations, vector
 
     def compute_output_shape(self, images_shape):
-        height, width = self.feature_grid(images_shape[1])
+        # Height and width pool separately: (16, 32) images give a (2, 4) map with 3 blocks.
+        height, width = (None if side is None else self.feature_grid(side)[0] for side in images_shape[1:3])
+        locations = None if height is None or width is None else height * width
         vector_dim = self.vector_dim or self.filters[-1]
-        return (images_shape[0], height * width, self.filters[-1]), (images_shape[0], vector_dim)
+        return (images_shape[0], locations, self.filters[-1]), (images_shape[0], vector_dim)
 
     def get_config(self):
         config = super().get_config()

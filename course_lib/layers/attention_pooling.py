@@ -94,6 +94,12 @@ class AttentionPooling(keras.layers.Layer):
                 "AttentionPooling expects `values` of rank 3 (batch, length, value_dim). "
                 f"Received: values.shape={values.shape}"
             )
+        value_dim = self.kernel.shape[0]
+        if values.shape[-1] is not None and values.shape[-1] != value_dim:
+            raise ValueError(
+                f"AttentionPooling was built for values of size {value_dim} (`W`). "
+                f"Received: values.shape={values.shape}"
+            )
         if mask is not None:
             check_mask(mask, values.shape[:2], "values")
         scores = self.score(values)  # (batch, length)

@@ -46,7 +46,7 @@ class BahdanauAttention(keras.layers.Layer):
 
     def __init__(self, units, use_bias=False, kernel_initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or units <= 0:
+        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
             raise ValueError(f"`units` must be a positive integer. Received: units={units}")
         self.units = units
         self.use_bias = use_bias
@@ -129,6 +129,11 @@ class BahdanauAttention(keras.layers.Layer):
                 "BahdanauAttention expects `values` of rank 3 (batch, src_len, value_dim). "
                 f"Received: values.shape={values.shape}"
             )
+        if self.built and values.shape[-1] is not None and values.shape[-1] != self.value_dim:
+            raise ValueError(
+                f"BahdanauAttention was built for values of size {self.value_dim} (`W_att`). "
+                f"Received: values.shape={values.shape}"
+            )
 
     def _check_inputs(self, query, values, mask):
         self._check_values(values)
@@ -136,6 +141,11 @@ class BahdanauAttention(keras.layers.Layer):
             raise ValueError(
                 "BahdanauAttention expects `query` of rank 2 (batch, query_dim) or 3 "
                 f"(batch, num_queries, query_dim). Received: query.shape={query.shape}"
+            )
+        if self.built and query.shape[-1] is not None and query.shape[-1] != self.query_dim:
+            raise ValueError(
+                f"BahdanauAttention was built for queries of size {self.query_dim} (`U_att`). "
+                f"Received: query.shape={query.shape}"
             )
         query_batch, values_batch = query.shape[0], values.shape[0]
         if query_batch is not None and values_batch is not None and query_batch != values_batch:

@@ -18,14 +18,19 @@ def masked_softmax(scores, mask=None, axis=-1):
     Returns:
         Weights of the shape of `scores`. Rows with no real position are all zero.
     """
+    # The softmax runs in float32 (as Keras's own softmax layers do under a
+    # mixed policy): in float16, -1e9 would round to -inf and an all-padding
+    # row would give inf - inf = NaN. The weights come back in the scores' dtype.
+    dtype = scores.dtype
+    scores = ops.cast(scores, "float32")
     if mask is None:
-        return ops.softmax(scores, axis=axis)
+        return ops.cast(ops.softmax(scores, axis=axis), dtype)
     mask = ops.cast(mask, "bool")
-    scores = ops.where(mask, scores, ops.cast(NEGATIVE_SCORE, scores.dtype))
+    scores = ops.where(mask, scores, NEGATIVE_SCORE)
     weights = ops.softmax(scores, axis=axis)
     # exp(-1e9 - max) underflows to exactly 0 already; the product also zeroes
     # the uniform weights of an all-padding row.
-    return weights * ops.cast(mask, weights.dtype)
+    return ops.cast(weights * ops.cast(mask, weights.dtype), dtype)
 
 
 def check_mask(mask, expected_shape, name):

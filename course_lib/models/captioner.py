@@ -292,7 +292,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError("Nothing to caption. Received: 0 images")
         if beam_width < 1:
             raise ValueError(f"`beam_width` must be at least 1. Received: beam_width={beam_width}")
-        max_length = int(max_length or self.max_output_length)
+        max_length = self.max_output_length if max_length is None else int(max_length)
         function = self.decode_function(max_length, beam_width, length_penalty)
         parts = []
         for start in range(0, count, batch_size):

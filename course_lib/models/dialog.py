@@ -106,7 +106,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 "`context` must be an integer array (batch, utterances, words). "
                 f"Received: context.shape={context.shape}, dtype={context.dtype}"
             )
-        max_length = int(max_length or self.max_output_length)
+        max_length = self.max_output_length if max_length is None else int(max_length)
         if self._greedy_function is None:
             self._greedy_function = compile_once(
                 lambda batch: self._greedy(batch, self.max_output_length), [((None, None, None), "int32")]
