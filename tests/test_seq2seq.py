@@ -293,3 +293,5 @@ def test_decoders_reject_an_initial_state_of_the_wrong_size():
         PlainGRUDecoder(9, 4, 6, option=1)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
     with pytest.raises(ValueError, match=r"Received: query.shape=\(2, 7\)"):
         AttentionGRUDecoder(9, 4, 6)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
+    with pytest.raises(ValueError, match=r"Received: encoder_outputs.shape=\(2, 4\)"):
+        PlainGRUDecoder(9, 4, 4, option=1)(target_in, encoder_outputs[:, -1], np.zeros((2, 4), "float32"))

@@ -88,6 +88,11 @@ class PlainGRUDecoder(keras.layers.Layer):
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         check_token_ids(target_inputs, "target_inputs")
+        if len(encoder_outputs.shape) != 3:
+            raise ValueError(
+                "`encoder_outputs` must have rank 3 (batch, src_len, enc_dim): the alignments are "
+                f"(batch, tgt_len, src_len). Received: encoder_outputs.shape={encoder_outputs.shape}"
+            )
         if self.option == 1 and initial_state.shape[-1] not in (None, self.units):
             raise ValueError(
                 f"Option 1 starts from s_0 = h_T, so `initial_state` must have shape (batch, {self.units}). "
