@@ -51,6 +51,10 @@ def test_dialog_model_forward_generate_and_reload(attention, tmp_path):
     assert generated["tokens"].shape == (12, 6)
     assert generated["alignments"].shape == (12, 6, 3)
     assert generated["utterance_weights"].shape == (12, 3)
+    shorter = model.generate(arrays["context"], max_length=4)  # greedy: the same words, cut at 4
+    np.testing.assert_array_equal(shorter["tokens"], generated["tokens"][:, :4])
+    np.testing.assert_allclose(shorter["alignments"], generated["alignments"][:, :4], atol=1e-6)
+    assert set(model._greedy_functions) == {4, 6}  # each length compiled once, not run eagerly
     if attention:
         live = generated["tokens"] != 0
         np.testing.assert_allclose(generated["alignments"].sum(-1)[live], 1.0, atol=1e-5)

@@ -61,7 +61,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
             self.decoder = AttentionGRUDecoder(vocab_size, embedding_dim, units, name="decoder")
         else:
             self.decoder = PlainGRUDecoder(vocab_size, embedding_dim, units, option=1, name="decoder")
-        self._greedy_function = None
+        self._greedy_functions = {}  # max_length -> compiled greedy decoder
 
     def encode(self, context, training=None):
         """Returns `(utterance_states, s_0, utterance_mask, encoded)`."""
@@ -107,14 +107,11 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: context.shape={context.shape}, dtype={context.dtype}"
             )
         max_length = self.max_output_length if max_length is None else int(max_length)
-        if self._greedy_function is None:
-            self._greedy_function = compile_once(
-                lambda batch: self._greedy(batch, self.max_output_length), [((None, None, None), "int32")]
+        if max_length not in self._greedy_functions:
+            self._greedy_functions[max_length] = compile_once(
+                lambda batch: self._greedy(batch, max_length), [((None, None, None), "int32")]
             )
-        if max_length != self.max_output_length:
-            tokens, alignments, weights = self._greedy(ops.convert_to_tensor(context.astype("int32")), max_length)
-        else:
-            tokens, alignments, weights = self._greedy_function(context.astype("int32"))
+        tokens, alignments, weights = self._greedy_functions[max_length](context.astype("int32"))
         return {"tokens": np.asarray(tokens), "alignments": np.asarray(alignments),
                 "utterance_weights": np.asarray(weights)}
 
