@@ -6,7 +6,9 @@ wrong answers of A1; each test below reads its row.
 """
 
 import csv
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,3 +229,95 @@ def test_runner_limits_per_notebook_memory_and_files(tmp_path):
     assert cells[3]["status"] == "ok"
     assert cells[4]["status"] in ("timeout", "not-run")
     assert cells[5] == {"status": "not-run", "reason": "notebook time limit reached"}
+
+
+def test_submission_names_never_collide():
+    # Two "alice" in different folders and a third student's "alice-2" must
+    # give three different CSV rows and feedback files (also on a file system
+    # that ignores case, where "Bob.md" and "bob.md" are the same file).
+    paths = ["x1/alice.ipynb", "x2/alice.ipynb", "x3/alice-2.ipynb", "Bob.ipynb", "bob.ipynb"]
+    names = grader._unique_names(paths)
+    assert len({name.lower() for name in names}) == len(paths), names
+    assert names[0] == "alice" and names[2] == "alice-2" and names[3] == "Bob"
+
+
+def test_a_hidden_test_that_kills_the_kernel_costs_only_that_test(tmp_path):
+    # softmax and attention_parameter_count end the kernel, but only when the
+    # hidden tests call them on some inputs (the visible checks pass): the
+    # other 14 hidden tests must still be run and scored.
+    import nbformat
+
+    notebook = nbformat.read(SOLUTION, as_version=4)
+    kill = 'import os, sys\n    if sys._getframe(1).f_code.co_filename == "<hidden test>" and {}:\n        os._exit(1)\n'
+    patches = {
+        "    shifted = scores - np.max": "    " + kill.format("np.ndim(scores) == 3"),
+        "    return units * query_dim + units": "    " + kill.format("units == 256"),
+    }
+    for old, new in patches.items():
+        cell = next(c for c in notebook.cells if old in c.source)
+        cell.source = cell.source.replace(old, new + old, 1)
+    path = tmp_path / "dies-in-hidden-tests.ipynb"
+    nbformat.write(notebook, path)
+    [result] = grader.grade("A1", [path], cell_timeout=20, progress=lambda line: None)
+    failed = {t.name: t.reason for t in result.tests if not t.earned}
+    assert set(failed) == {"softmax: 3-D scores with large values",
+                           "params: 1024-d state, 2048-d values, 256 units"}, (failed, result.notes)
+    assert all("kernel died" in reason for reason in failed.values()), failed
+    assert result.total == FULL - 1.5 and result.status == "graded"
+
+
+def test_missing_cells_note_survives_notebooks_saved_without_cell_ids():
+    # A notebook saved without cell ids (nbformat 4.0-4.4, e.g. re-created or
+    # saved by an older tool) is read with new random ids: a complete
+    # submission must not be told that its cells are missing, and a deleted
+    # cell must be named so that the student can find it.
+    import json
+
+    import nbformat
+
+    handed_out = grader.handed_out_cells(load_assignment("A1"))
+    raw = json.loads(SOLUTION.read_text())
+    raw["nbformat_minor"] = 0
+    for cell in raw["cells"]:
+        cell.pop("id", None)
+    notebook = nbformat.reads(json.dumps(raw), as_version=4)
+    assert not [n for n in grader.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
+    notebook.cells = [c for c in notebook.cells if "def context_vector(" not in c.source]
+    [note] = [n for n in grader.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
+    assert note.startswith("1 code cell(s)") and "cell 15 (`def context_vector(weights, values):`)" in note, note
+
+
+def _sleepers(marker):
+    """Pids of the processes whose command line is exactly `sleep <marker>`."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+def test_processes_left_by_a_notebook_are_killed_even_without_its_environment(tmp_path):
+    # A process started in a new session with an environment of its own no
+    # longer carries the grading token; it must be killed all the same.
+    import nbformat
+
+    marker = "1234.5678"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(
+        "import subprocess\n"
+        f"subprocess.Popen(['sleep', '{marker}'], env={{}}, start_new_session=True)\n"
+        f"subprocess.Popen(['sh', '-c', 'sleep {marker} &'], env={{}}, start_new_session=True)"
+    )]
+    path = tmp_path / "leaves-processes.ipynb"
+    nbformat.write(notebook, path)
+    try:
+        report = grader.run_notebook(path, cell_timeout=20, notebook_timeout=40)
+        assert report["cells"]["0"]["status"] == "ok", report
+        time.sleep(0.5)
+        assert not _sleepers(marker)
+    finally:
+        for pid in _sleepers(marker):
+            os.kill(pid, 9)

@@ -76,24 +76,52 @@ def hidden_inputs(assignment):
     return inputs, expected
 
 
+STUB_LINES = ("# YOUR CODE HERE", "raise NotImplementedError")
+
+
+def _kept_lines(source):
+    """A cell's non-blank lines, without the stubs students replace."""
+    if not isinstance(source, str):
+        source = "".join(str(part) for part in source or [])
+    lines = (line.strip() for line in source.splitlines())
+    return [line for line in lines if line and not line.startswith(STUB_LINES)]
+
+
 def handed_out_cells(assignment):
-    """Cell ids of the student notebook, to tell deleted cells apart."""
+    """The student notebook's code cells, to tell deleted cells apart.
+
+    Each is known by its id and by its first and last lines that students
+    do not edit: notebooks saved without cell ids (nbformat before 4.5) get
+    new random ids when read, and must not look as if every cell were deleted.
+    """
     path = REPOSITORY_ROOT / "assignments" / f"{assignment.notebook}.ipynb"
     if not path.is_file():
         return None
     import nbformat
 
     notebook = nbformat.read(path, as_version=4)
-    return [cell.get("id") for cell in notebook.cells if cell.get("cell_type") == "code"]
+    cells = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.get("cell_type") == "code":
+            kept = _kept_lines(cell.get("source", ""))
+            cells.append({"id": cell.get("id"), "number": number, "lines": {kept[0], kept[-1]} if kept else set(),
+                          "first": kept[0] if kept else ""})
+    return cells
 
 
 def _unique_names(paths):
-    names, seen = [], {}
-    for path in paths:
-        stem = Path(path).stem
-        count = seen.get(stem, 0)
-        seen[stem] = count + 1
-        names.append(stem if count == 0 else f"{stem}-{count + 1}")
+    """File stems, made unique (ignoring case) with -2, -3...: one CSV row and feedback file each."""
+    stems = [Path(path).stem for path in paths]
+    taken = {stem.lower() for stem in stems}
+    names, used = [], set()
+    for stem in stems:
+        name, count = stem, 1
+        # A suffixed name must not be another submission's own stem ("alice", "alice", "alice-2").
+        while name.lower() in used or (name != stem and name.lower() in taken):
+            count += 1
+            name = f"{stem}-{count}"
+        used.add(name.lower())
+        names.append(name)
     return names
 
 
@@ -198,7 +226,13 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             pass
-        _, stderr = process.communicate()
+        kill_marked_processes(token)
+        try:  # a process left in another session may still hold the pipe open
+            _, stderr = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            stderr = b""
     kill_marked_processes(token)
     report = None
     try:
@@ -249,8 +283,12 @@ def score_tests(assignment, expected, inputs, results):
     for test in assignment.tests:
         outcome = (results or {}).get(test.name)
         earned, reason = 0.0, ""
-        if not isinstance(outcome, dict):
+        if not isinstance(outcome, dict) and results:
+            reason = "not run (the hidden tests stopped before this one; see the notes below)"
+        elif not isinstance(outcome, dict):
             reason = "not run (the notebook did not reach the hidden tests)"
+        elif outcome.get("status") in ("running", "died"):
+            reason = "the kernel died or was stopped during this call (for example os._exit, a crash or memory exhausted)"
         elif outcome.get("status") == "missing":
             reason = (
                 f"`{outcome.get('name')}` is not defined in the notebook "
@@ -287,11 +325,12 @@ def run_notes(report, notebook, handed_out):
     code_cells = [(i, c) for i, c in enumerate(notebook.cells) if c.get("cell_type") == "code"]
     if handed_out is not None:
         ids = {c.get("id") for _, c in code_cells}
-        missing = [cell_id for cell_id in handed_out if cell_id not in ids]
+        submitted = {line for _, c in code_cells for line in _kept_lines(c.get("source", ""))}
+        missing = [cell for cell in handed_out if cell["id"] not in ids and not cell["lines"] & submitted]
         if missing:
             notes.append(
                 f"{len(missing)} code cell(s) of the handed-out notebook are missing or were renamed: "
-                + ", ".join(str(m) for m in missing[:8])
+                + ", ".join(f"cell {cell['number']} (`{cell['first'][:60]}`)" for cell in missing[:8])
             )
     for index, cell in sorted(report.get("cells", {}).items(), key=lambda kv: int(kv[0])):
         status = cell.get("status")
@@ -495,6 +534,8 @@ def grade(
             outcomes = score_tests(assignment, expected, inputs, harvested)
             notes = run_notes(report, notebook, handed_out) + notes
             status = "graded" if harvested is not None else "graded: hidden tests not run"
+            if harvested is not None and any(not isinstance(harvested.get(t.name), dict) for t in assignment.tests):
+                status = "graded: some hidden tests not run"
             result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
             result.cells = cell_statuses(report)
         results[index] = result
