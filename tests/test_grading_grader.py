@@ -321,3 +321,11 @@ def test_processes_left_by_a_notebook_are_killed_even_without_its_environment(tm
     finally:
         for pid in _sleepers(marker):
             os.kill(pid, 9)
+
+
+@pytest.mark.parametrize("limit", [{"cell_timeout": 0}, {"notebook_timeout": -5}, {"memory_mb": 0}])
+def test_a_zero_or_negative_limit_is_refused_not_replaced_by_the_default(limit):
+    # `--timeout 0` used to fall back silently to the assignment's 30 s.
+    name, value = next(iter(limit.items()))
+    with pytest.raises(ValueError, match=f"Received: .*{name}={value}"):
+        grader.grade("A1", [SOLUTION], progress=lambda line: None, **limit)

@@ -492,16 +492,19 @@ def grade(
     assignment = load_assignment(assignment_name, tests_dir)
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     settings = {
-        "cell_timeout": float(cell_timeout or assignment.cell_timeout),
-        "notebook_timeout": float(notebook_timeout or assignment.notebook_timeout),
+        "cell_timeout": float(assignment.cell_timeout if cell_timeout is None else cell_timeout),
+        "notebook_timeout": float(assignment.notebook_timeout if notebook_timeout is None else notebook_timeout),
         "harvest_timeout": float(min(600, 30 + sum(t.timeout for t in assignment.tests))),
         "output_limit": int(output_limit),
-        "memory_mb": int(memory_mb or assignment.memory_mb),
+        "memory_mb": int(assignment.memory_mb if memory_mb is None else memory_mb),
         "file_mb": int(file_mb),
         "profile": profile,
     }
-    if settings["cell_timeout"] <= 0 or settings["notebook_timeout"] <= 0:
-        raise ValueError(f"Timeouts must be positive. Received: {settings}")
+    if settings["cell_timeout"] <= 0 or settings["notebook_timeout"] <= 0 or settings["memory_mb"] <= 0:
+        raise ValueError(
+            "Timeouts and the memory limit must be positive. Received: "
+            f"cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
+        )
     inputs, expected = hidden_inputs(assignment)
     handed_out = handed_out_cells(assignment)
     protected = sorted(Path(__file__).parent.glob("*.py")) + [
