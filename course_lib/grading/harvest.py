@@ -16,7 +16,7 @@ MAX_ELEMENTS = 2_000_000
 
 KERNEL_TEMPLATE = r'''
 def _grader_harvest(_inputs_path, _results_path):
-    import builtins, json, math, pickle, signal, sys, traceback, types
+    import builtins, json, math, os, pickle, signal, sys, traceback, types
     import numpy as np
     user_namespace = globals()
     with open(_inputs_path, "rb") as handle:
@@ -79,11 +79,9 @@ def _grader_harvest(_inputs_path, _results_path):
         # the runner restarts the kernel and this cell resumes after it.
         with open(_results_path + ".tmp", "w") as handle:
             json.dump(results, handle)
-        import os
         os.replace(_results_path + ".tmp", _results_path)
 
-    results = {}
-    try:
+    try:  # a rerun after the kernel died resumes after the tests already done
         with open(_results_path) as handle:
             results = dict(json.load(handle))
     except (OSError, ValueError, TypeError):
@@ -123,7 +121,6 @@ def _grader_harvest(_inputs_path, _results_path):
                     user_namespace[name] = old
         results[test["name"]] = outcome
         _save(results)
-    _save(results)
 
 _grader_harvest(__INPUTS__, __RESULTS__)
 del _grader_harvest
