@@ -48,6 +48,13 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             )
         if source_lengths is not None:
             matrix = matrix[:, : int(source_lengths[index])]
+        if steps < 0 or matrix.shape[1] == 0:
+            raise ValueError(
+                f"Example {index} needs a non-negative number of target words and at least one source "
+                f"position. Received: target words={steps}, attention shape={matrix.shape}"
+            )
+        if not np.isfinite(matrix[:steps]).all():
+            raise ValueError(f"Attention of example {index} holds NaN or infinite weights. Received: non-finite values")
         best = matrix[:steps].argmax(axis=-1)
         for step in range(steps):
             links = gold[step]
@@ -56,6 +63,11 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             links = {int(links)} if np.isscalar(links) else {int(x) for x in links}
             if not links:
                 continue
+            if min(links) < 0 or max(links) >= matrix.shape[1]:
+                raise ValueError(
+                    f"Gold link of example {index}, target word {step} lies outside the "
+                    f"{matrix.shape[1]} source positions. Received: {sorted(links)}"
+                )
             counted += 1
             hits += int(best[step]) in links
     if counted == 0:

@@ -12,6 +12,14 @@ def _labels(y_true, y_pred):
         )
     if y_true.size == 0:
         raise ValueError("Cannot score an empty set of predictions. Received: 0 labels")
+    for name, labels in (("y_true", y_true), ("y_pred", y_pred)):
+        if labels.dtype.kind not in "iub" and not (
+            labels.dtype.kind == "f" and np.isfinite(labels).all() and (labels == np.round(labels)).all()
+        ):
+            raise ValueError(
+                f"`{name}` must hold integer class labels (take the arg-max of probabilities first). "
+                f"Received: dtype={labels.dtype}, first values {labels[:5].tolist()}"
+            )
     return y_true.astype(int), y_pred.astype(int)
 
 
@@ -24,7 +32,8 @@ def accuracy(y_true, y_pred):
 def confusion_matrix(y_true, y_pred, num_classes=None):
     """`matrix[i, j]` = number of documents of class `i` predicted as `j`."""
     y_true, y_pred = _labels(y_true, y_pred)
-    num_classes = num_classes or int(max(y_true.max(), y_pred.max()) + 1)
+    if num_classes is None:
+        num_classes = int(max(y_true.max(), y_pred.max()) + 1)
     if y_true.min() < 0 or y_pred.min() < 0 or max(y_true.max(), y_pred.max()) >= num_classes:
         raise ValueError(
             f"Labels must lie in [0, {num_classes}). "
@@ -59,9 +68,9 @@ def planted_sentence_top1(sentence_weights, planted_index):
         sentence_weights: `(n, sentences)` attention weights (padding 0).
         planted_index: `(n,)` index of the deciding sentence.
     """
-    weights = np.asarray(sentence_weights)
+    weights = np.asarray(sentence_weights, dtype=float)
     planted_index = np.asarray(planted_index)
-    if weights.ndim != 2 or planted_index.shape != (weights.shape[0],):
+    if weights.ndim != 2 or planted_index.shape != (weights.shape[0],) or weights.size == 0:
         raise ValueError(
             "Expected sentence_weights (n, sentences) and planted_index (n,). "
             f"Received: sentence_weights.shape={weights.shape}, planted_index.shape={planted_index.shape}"
@@ -71,6 +80,8 @@ def planted_sentence_top1(sentence_weights, planted_index):
             f"planted_index must lie in [0, {weights.shape[1]}). "
             f"Received: range [{planted_index.min()}, {planted_index.max()}]"
         )
+    if not np.isfinite(weights).all():
+        raise ValueError("`sentence_weights` holds NaN or infinite values. Received: non-finite weights")
     return float(np.mean(np.argmax(weights, axis=1) == planted_index))
 
 

@@ -21,7 +21,19 @@ def perplexity_from_log_probs(token_log_probs, targets, pad_id=0):
     real = targets != pad_id
     if not real.any():
         raise ValueError("`targets` holds no real token (all padding). Received: targets with only pad ids")
-    return float(np.exp(-token_log_probs[real].mean()))
+    real_log_probs = token_log_probs[real]
+    if np.isnan(real_log_probs).any() or (real_log_probs > 1e-4).any():
+        raise ValueError(
+            "`token_log_probs` must be log-probabilities (<= 0, not NaN) at the real tokens; "
+            "did you pass probabilities? "
+            f"Received: {int(np.isnan(real_log_probs).sum())} NaN, max={np.nanmax(real_log_probs)}"
+        )
+    if np.isneginf(real_log_probs).any():
+        raise ValueError(
+            "A real token has probability 0 (log-probability -inf): the perplexity is infinite. "
+            f"Received: {int(np.isneginf(real_log_probs).sum())} tokens with -inf"
+        )
+    return float(np.exp(-real_log_probs.mean()))
 
 
 def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
@@ -30,6 +42,11 @@ def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
     Padding gets no probability; every other id, even unseen, gets some.
     """
     train_targets = np.asarray(train_targets)
+    if not 0 <= pad_id < vocab_size or smoothing < 0:
+        raise ValueError(
+            f"Need 0 <= pad_id < vocab_size and smoothing >= 0. "
+            f"Received: pad_id={pad_id}, vocab_size={vocab_size}, smoothing={smoothing}"
+        )
     if train_targets.size and (train_targets.min() < 0 or train_targets.max() >= vocab_size):
         raise ValueError(
             f"Token ids must lie in 0..{vocab_size - 1}. "
@@ -38,6 +55,9 @@ def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
     counts = np.bincount(train_targets[train_targets != pad_id].ravel(), minlength=vocab_size).astype("float64")
     counts += smoothing
     counts[pad_id] = 0.0
+    if counts.sum() == 0:
+        raise ValueError("`train_targets` holds no real token and smoothing=0: no probabilities to count. "
+                         f"Received: train_targets.shape={train_targets.shape}")
     with np.errstate(divide="ignore"):
         return np.log(counts / counts.sum())
 
@@ -46,5 +66,10 @@ def unigram_perplexity(train_targets, eval_targets, vocab_size, pad_id=0, smooth
     """Perplexity on `eval_targets` of the unigram model counted on `train_targets`."""
     log_probs = unigram_log_probs(train_targets, vocab_size, pad_id, smoothing)
     eval_targets = np.asarray(eval_targets)
+    if eval_targets.size and (eval_targets.min() < 0 or eval_targets.max() >= vocab_size):
+        raise ValueError(
+            f"Token ids must lie in 0..{vocab_size - 1}. "
+            f"Received: eval_targets min={eval_targets.min()}, max={eval_targets.max()}"
+        )
     per_token = np.where(eval_targets != pad_id, log_probs[eval_targets], 0.0)
     return perplexity_from_log_probs(per_token, eval_targets, pad_id)

@@ -9,18 +9,31 @@ def exact_match(predicted, target, stop_id, pad_id=0):
     Args:
         predicted, target: integer arrays `(batch, length)`; the target holds
             `<stop>` after the last real token. Everything after the first
-            `<stop>` (or padding) is ignored on both sides.
+            `<stop>` (or padding) is ignored on both sides. A row counts as
+            right only when its tokens before that point and the `<stop>`
+            itself are right: a row cut short without `<stop>` is wrong.
     """
-    from course_lib.decoding.sequences import strip_special_tokens
-
     predicted, target = np.asarray(predicted), np.asarray(target)
+    if predicted.ndim != 2 or target.ndim != 2:
+        raise ValueError(
+            "`predicted` and `target` must be 2-D (batch, length). "
+            f"Received: predicted.shape={predicted.shape}, target.shape={target.shape}"
+        )
     if len(predicted) != len(target):
         raise ValueError(
             f"Need as many predictions as targets. Received: {len(predicted)} and {len(target)}"
         )
-    ours = strip_special_tokens(predicted, stop_id, pad_id)
-    theirs = strip_special_tokens(target, stop_id, pad_id)
-    return float(np.mean([a == b for a, b in zip(ours, theirs)])) if len(ours) else 0.0
+    if len(predicted) == 0:
+        raise ValueError("Cannot score an empty batch. Received: 0 rows")
+
+    def until_stop(row):
+        row = row.tolist()
+        for end, token in enumerate(row):
+            if token == stop_id or token == pad_id:
+                return row[:end], token == stop_id
+        return row, False
+
+    return float(np.mean([until_stop(a) == until_stop(b) for a, b in zip(predicted, target)]))
 
 
 def alignment_share(alignments, gold_positions, valid=None):
@@ -31,14 +44,30 @@ def alignment_share(alignments, gold_positions, valid=None):
         gold_positions: `(batch, output_steps)` gold input index per step.
         valid: optional boolean `(batch, output_steps)` of the steps to count.
     """
-    alignments = np.asarray(alignments)
+    alignments = np.asarray(alignments, dtype=float)
     gold_positions = np.asarray(gold_positions)
     if alignments.ndim != 3 or gold_positions.shape != alignments.shape[:2]:
         raise ValueError(
             "Need alignments (batch, steps, positions) and gold (batch, steps). Received: "
             f"alignments.shape={alignments.shape}, gold_positions.shape={gold_positions.shape}"
         )
-    hits = alignments.argmax(axis=-1) == gold_positions
-    if valid is not None:
-        hits = hits[np.asarray(valid, dtype=bool)]
-    return float(hits.mean()) if hits.size else 0.0
+    counted = np.ones(gold_positions.shape, bool) if valid is None else np.asarray(valid, dtype=bool)
+    if counted.shape != gold_positions.shape:
+        raise ValueError(
+            "`valid` must have the shape (batch, steps) of `gold_positions`. "
+            f"Received: valid.shape={counted.shape}, gold_positions.shape={gold_positions.shape}"
+        )
+    if not counted.any() or alignments.shape[-1] == 0:
+        raise ValueError(
+            "No output step to count: the share is undefined. "
+            f"Received: alignments.shape={alignments.shape}, {int(counted.sum())} valid steps"
+        )
+    if not np.isfinite(alignments[counted]).all():
+        raise ValueError("`alignments` holds NaN or infinite weights in the counted steps. Received: non-finite values")
+    gold = gold_positions[counted]
+    if gold.min() < 0 or gold.max() >= alignments.shape[-1]:
+        raise ValueError(
+            f"Gold positions must lie in [0, {alignments.shape[-1]}). Received: range [{gold.min()}, {gold.max()}]"
+        )
+    hits = alignments.argmax(axis=-1)[counted] == gold
+    return float(hits.mean())

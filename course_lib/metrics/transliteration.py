@@ -52,11 +52,20 @@ def top_k_accuracy(candidates, references, k=None):
         references: list of N references, each a string or a list of strings.
         k: how many candidates count (default: all given).
     """
+    if isinstance(candidates, str):
+        raise ValueError(f"`candidates` must be a list of candidate lists. Received: {candidates[:40]!r}")
+    candidates = list(candidates)
+    for index, cands in enumerate(candidates):
+        if isinstance(cands, str):
+            raise ValueError(
+                f"Candidates of word {index} must be a list of strings (best first), not one string. "
+                f"Received: {cands[:40]!r}"
+            )
     candidates = [list(c) for c in candidates]
     if not candidates:
         raise ValueError("Cannot score an empty list. Received: 0 candidate lists")
-    if k is not None and int(k) < 1:
-        raise ValueError(f"`k` must be at least 1. Received: k={k}")
+    if k is not None and (int(k) != k or int(k) < 1):
+        raise ValueError(f"`k` must be an integer of at least 1. Received: k={k}")
     refs = _as_reference_lists(references, len(candidates))
     hits = [any(c in r for c in (cands if k is None else cands[: int(k)])) for cands, r in zip(candidates, refs)]
     return float(np.mean(hits))

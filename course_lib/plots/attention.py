@@ -38,8 +38,14 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             f"weights.shape={weights.shape}, len(input_labels)={len(input_labels)}, "
             f"len(output_labels)={len(output_labels)}"
         )
+    if weights.size == 0 or not np.isfinite(weights).all():
+        raise ValueError(
+            "`weights` must be a non-empty matrix of finite numbers. "
+            f"Received: weights.shape={weights.shape}, {int(np.size(weights) - np.isfinite(weights).sum())} non-finite"
+        )
     if ax is None:
-        _, ax = _pyplot().subplots(figsize=(0.55 * columns + 2, 0.5 * rows + 1.5))
+        # constrained layout keeps the title, the labels on top and the colour bar inside the figure
+        _, ax = _pyplot().subplots(figsize=(0.55 * columns + 2, 0.5 * rows + 1.5), layout="constrained")
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(columns))
     ax.set_xticklabels(list(input_labels), fontproperties=fontproperties)
@@ -49,6 +55,7 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
     ax.set_ylabel("output step t")
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")
+    _fit_column_labels(ax, list(input_labels), fontproperties)
     if annotate is None:
         annotate = rows <= 12 and columns <= 12
     if annotate:
@@ -58,9 +65,48 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
                 ax.text(j, t, f"{value:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if value > 0.5 else "black")
     if title:
-        ax.set_title(title, pad=28)
+        font = {}
+        if fontproperties is not None:  # the labels' font (it may be needed for Hindi), at the title's size
+            font["fontproperties"] = fontproperties.copy()
+            font["fontproperties"].set_size(_pyplot().rcParams["axes.titlesize"])
+        ax.set_title(title, pad=28, **font)
     ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="alpha")
     return ax
+
+
+def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75):
+    """Column labels wider than their column are turned upright, shrunk or thinned so none overlap.
+
+    `room` leaves space for the axes to shrink later (colour bar, layout).
+    """
+    get_renderer = getattr(ax.figure.canvas, "get_renderer", None)
+    if get_renderer is None:  # a canvas that cannot measure text (not Agg): leave the labels as they are
+        return
+    renderer = get_renderer()
+    cell = room * ax.get_window_extent(renderer).width / len(labels)  # pixels per column
+    probe = ax.text(0, 0, "", fontproperties=fontproperties, fontsize=_pyplot().rcParams["xtick.labelsize"])
+    size = probe.get_fontsize()
+
+    def widest(rotation):
+        probe.set_rotation(rotation)
+        widths = []
+        for label in labels:
+            probe.set_text(str(label))
+            widths.append(probe.get_window_extent(renderer).width)
+        return max(widths)
+
+    try:
+        if widest(0) <= cell:
+            return
+        thickness = widest(90)  # one upright line
+    finally:
+        probe.remove()
+    new_size = max(smallest, size * min(1.0, cell / thickness))
+    every = int(np.ceil(thickness * new_size / size / cell))
+    if every > 1:  # even the smallest size does not fit: label every `every`-th column
+        ax.set_xticks(range(len(labels)), [str(label) if j % every == 0 else "" for j, label in enumerate(labels)],
+                      fontproperties=fontproperties)
+    ax.tick_params(axis="x", labelrotation=90, labelsize=new_size)
 
 
 def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact match against input length"):

@@ -62,10 +62,15 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     """
     import matplotlib.pyplot as plt
 
-    alignments = np.asarray(alignments)
+    alignments = np.asarray(alignments, dtype=float)
     if alignments.ndim != 2 or alignments.shape[0] < len(words):
         raise ValueError(
             f"Need one row of weights per word. Received: {len(words)} words, alignments.shape={alignments.shape}"
+        )
+    if alignments.shape[1] != int(grid[0]) * int(grid[1]) or not np.isfinite(alignments[: len(words)]).all():
+        raise ValueError(
+            f"Need finite weights over the {int(grid[0]) * int(grid[1])} locations of a {grid[0]} x {grid[1]} grid. "
+            f"Received: alignments.shape={alignments.shape}, finite={bool(np.isfinite(alignments[: len(words)]).all())}"
         )
     panels = len(words) + 1
     columns = max(1, min(columns, panels))

@@ -143,7 +143,7 @@ def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=Fa
         )
     shown = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1) if normalize else matrix
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.1 * len(class_names) + 2, 1.1 * len(class_names) + 1.5))
+        _, ax = plt.subplots(figsize=(1.1 * len(class_names) + 2, 1.1 * len(class_names) + 1.5), layout="constrained")
     ax.imshow(shown, cmap="Blues")
     ax.set_xticks(range(len(class_names)), class_names, rotation=45, ha="right")
     ax.set_yticks(range(len(class_names)), class_names)

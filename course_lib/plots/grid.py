@@ -55,14 +55,18 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
         nrows, ncols, figsize=(cell_size * ncols * 1.25, cell_size * nrows * 1.15), squeeze=False
     )
     for ax, example in zip(axes.flat, examples):
-        attention_heatmap(
-            np.asarray(example["weights"]),
-            list(example["input_labels"]),
-            list(example["output_labels"]),
-            ax=ax,
-            annotate=annotate,
-            fontproperties=fontproperties,
-        )
+        try:
+            attention_heatmap(
+                np.asarray(example["weights"]),
+                list(example["input_labels"]),
+                list(example["output_labels"]),
+                ax=ax,
+                annotate=annotate,
+                fontproperties=fontproperties,
+            )
+        except ValueError:
+            plt.close(figure)  # a bad example leaves no half-drawn figure behind
+            raise
         ax.set_xlabel("")
         ax.set_ylabel("")
         if example.get("title"):

@@ -22,12 +22,12 @@ def steps_per_execution_for(steps_per_epoch, most):
     at 20 steps per execution trains 40 (Keras 3.15, measured). Compiling with
     a divisor keeps every epoch exactly `steps_per_epoch` long.
     """
-    steps_per_epoch, most = int(steps_per_epoch), int(most)
-    if steps_per_epoch < 1 or most < 1:
+    if int(steps_per_epoch) != steps_per_epoch or int(most) != most or steps_per_epoch < 1 or most < 1:
         raise ValueError(
-            "`steps_per_epoch` and `most` must be positive. "
+            "`steps_per_epoch` and `most` must be positive integers. "
             f"Received: steps_per_epoch={steps_per_epoch}, most={most}"
         )
+    steps_per_epoch, most = int(steps_per_epoch), int(most)
     return max(k for k in range(1, min(most, steps_per_epoch) + 1) if steps_per_epoch % k == 0)
 
 
@@ -40,9 +40,12 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     Returns:
         `(history, seconds)`.
     """
-    if steps < 1:
-        raise ValueError(f"`steps` must be positive. Received: steps={steps}")
-    report_every = max(1, min(report_every, steps))
+    if int(steps) != steps or steps < 1 or int(report_every) != report_every or report_every < 1:
+        raise ValueError(
+            f"`steps` and `report_every` must be positive integers. Received: steps={steps}, report_every={report_every}"
+        )
+    steps, report_every = int(steps), int(report_every)
+    report_every = min(report_every, steps)
     epochs, remainder = divmod(steps, report_every)
     per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
     if report_every % per_execution or remainder % per_execution:

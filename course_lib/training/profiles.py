@@ -19,4 +19,7 @@ def current_profile():
 
 def pick(fast, full, profile=None):
     """Returns `fast` or `full` according to the profile."""
-    return fast if (profile or current_profile()) == "fast" else full
+    name = current_profile() if profile is None else str(profile).strip().lower()
+    if name not in PROFILES:
+        raise ValueError(f"`profile` must be one of {PROFILES}. Received: profile={profile!r}")
+    return fast if name == "fast" else full
