@@ -36,6 +36,10 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
 
     Progress is printed every `report_every` steps (one Keras "epoch"), so a
     long run is visible in a notebook or terminal without a line per step.
+    When `steps` is not a multiple of `report_every`, the last `steps %
+    report_every` batches are trained by a second, silent `fit` that starts
+    `dataset` from its beginning, runs none of `callbacks` and is not in the
+    returned history (the course's tasks choose multiples).
 
     Returns:
         `(history, seconds)`.
