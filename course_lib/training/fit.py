@@ -39,7 +39,7 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     When `steps` is not a multiple of `report_every`, the last `steps %
     report_every` batches are trained by a second, silent `fit` that starts
     `dataset` from its beginning, runs none of `callbacks` and is not in the
-    returned history (the course's tasks choose multiples).
+    returned history (the reversal task's 500 and 2,500 steps are multiples of theirs).
 
     Returns:
         `(history, seconds)`.
