@@ -58,3 +58,24 @@ def test_clear_errors(tmp_path, capsys):
     assert main(["train", "documents", "--data", str(tmp_path / "nothing.csv"), "--out", str(tmp_path)]) == 2
     assert main(["train", "documents", "--sizes", "1,2", "--out", str(tmp_path)]) == 2
     assert "--sizes" in capsys.readouterr().err
+
+
+def test_tiny_csv_and_empty_file_give_clear_errors(tmp_path, capsys):
+    data = tmp_path / "docs.csv"
+    write_csv(data)
+    out = tmp_path / "model"
+    assert main(["train", "documents", "--data", str(data), "--epochs", "1", "--out", str(out)]) == 0
+    tiny = tmp_path / "tiny.csv"  # one document per class: the test part is empty
+    tiny.write_text('label,text\nsport,"The team won the match."\nbusiness,"Shares rose at the bank."\n',
+                    encoding="utf-8")
+    capsys.readouterr()
+    assert main(["evaluate", "documents", "--model", str(out), "--data", str(tiny)]) == 2
+    err = capsys.readouterr().err
+    assert "test part of the data is empty" in err and "tiny.csv" in err and "test=0" in err
+    assert main(["evaluate", "documents", "--model", str(out), "--data", str(tiny), "--split", "all"]) == 0
+    assert main(["train", "documents", "--data", str(tiny), "--out", str(tmp_path / "m2")]) == 2
+    assert "valid and test part of the data is empty" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("  \n", encoding="utf-8")
+    assert main(["classify", "--model", str(out), str(empty)]) == 2
+    assert "the file is empty" in capsys.readouterr().err

@@ -80,5 +80,8 @@ def test_csv_loader(tmp_path):
     bad.write_text("sport,one,two\n", encoding="utf-8")
     with pytest.raises(ValueError, match="two fields"):
         load_csv_documents(bad)
+    bad.write_text("label,text\nsport,fine\nsport,one,two\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="3 fields in row 3 of"):  # the header is row 1
+        load_csv_documents(bad)
     with pytest.raises(ValueError, match="not among the classes"):
         load_csv_documents(path, class_names=("sport",))

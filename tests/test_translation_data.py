@@ -130,3 +130,27 @@ def test_tatoeba_missing_file_and_offline_url(tmp_path):
         load_tatoeba(tmp_path / "missing.txt")
     with pytest.raises(FileNotFoundError, match="download"):
         load_tatoeba("http://127.0.0.1:9/hin-eng.zip")
+
+
+def test_tatoeba_directory_instead_of_file_is_a_clear_error(tmp_path):
+    folder = tmp_path / "sentences"
+    folder.mkdir()
+    with pytest.raises(ValueError, match="not a directory.*sentences"):
+        load_tatoeba(folder)
+
+
+def test_split_keeps_a_shared_hindi_translation_in_one_part(tmp_path):
+    # Tatoeba-like data: different English sentences with one Hindi translation.
+    lines = []
+    for i in range(40):
+        lines.append(f"Hello {i}!\tनमस्ते {i}\tattribution")
+        lines.append(f"Hi {i}!\tनमस्ते {i}\tattribution")
+        lines.append(f"Good day {i}.\tनमस्ते {i}\tattribution")
+    path = tmp_path / "hin.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parts = corpus.split_corpus(load_tatoeba(path), seed=0)
+    assert sum(len(part) for part in parts.values()) == 120
+    assert all(len(part) % 3 == 0 and part for part in parts.values())
+    for side in ("english", "hindi"):
+        seen = [{getattr(p, side) for p in parts[name]} for name in ("train", "valid", "test")]
+        assert not seen[0] & seen[1] and not seen[0] & seen[2] and not seen[1] & seen[2], side

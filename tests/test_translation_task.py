@@ -136,6 +136,12 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     assert "heat map saved" in capsys.readouterr().out
     assert main(["translate", "--model", str(out), "   "]) == 2
     assert main(["evaluate", "translation", "--model", str(tmp_path / "nothing")]) == 2
+    # Resuming the run without --train must not switch silently to the generated corpus.
+    capsys.readouterr()
+    assert main(["train", "translation", "--direction", "hi-en", "--epochs", "2", "--units", "8",
+                 "--embedding-dim", "8", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "was trained on" in err and "pairs.txt" in err and "--train None" in err
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")

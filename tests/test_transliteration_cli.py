@@ -88,3 +88,14 @@ def test_members_with_other_seeds_evaluate_as_an_ensemble(files, capsys, tmp_pat
     assert main(["evaluate", "transliteration", "--model", str(members[0]), "--model", str(members[2]),
                  "--test", str(files["test"])]) == 2
     assert "same vocabularies" in capsys.readouterr().err
+
+
+def test_resume_refuses_to_switch_from_a_file_to_the_generated_words(files, capsys, tmp_path):
+    out = tmp_path / "run"
+    tiny = ["--units", "8", "--embedding-dim", "8", "--batch-size", "32", "--out", str(out)]
+    assert main(["train", "transliteration", "--train", str(files["train"]), "--epochs", "1"] + tiny) == 0
+    capsys.readouterr()
+    assert main(["train", "transliteration", "--epochs", "2"] + tiny) == 2
+    err = capsys.readouterr().err
+    assert "was trained on" in err and "train.csv" in err and "--train None" in err
+    assert json.loads((out / "training_state.json").read_text())["epochs_done"] == 1

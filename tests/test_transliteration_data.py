@@ -159,3 +159,11 @@ def test_batched_generate_returns_results_in_input_order():
     # Rows 1 and 2 (lengths 1 and 2) share a batch cut to width 2; row 0 is alone.
     assert [list(t) for t in output["tokens"]] == [[40, 50, 60], [70, 0], [80, 90]]
     assert output["width"] == [3, 2, 2]
+
+
+def test_loaders_refuse_a_directory_named_like_a_file(tmp_path):
+    for name, loader in (("words.csv", load_aksharantar), ("words.tsv", load_dakshina)):
+        folder = tmp_path / name
+        folder.mkdir()
+        with pytest.raises(ValueError, match=f"not a directory.*{name}"):
+            loader(folder)

@@ -32,10 +32,11 @@ def load_csv_documents(path, class_names=None):
         raise FileNotFoundError(f"No CSV file here. Received: path={str(path)!r}")
     text, used_fallback = read_text(path)
     rows = list(csv.reader(io.StringIO(text)))
+    first = 1  # CSV row number (1 = the first row of the file, the header if there is one)
     if rows and [cell.strip().lower() for cell in rows[0]] == ["label", "text"]:
-        rows = rows[1:]
+        rows, first = rows[1:], 2
     labels, texts = [], []
-    for number, row in enumerate(rows, start=1):
+    for number, row in enumerate(rows, start=first):
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != 2:

@@ -295,8 +295,10 @@ def generate_pairs():
 def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
     """Shuffles by English sentence and splits into train/valid/test.
 
-    All translations of one English sentence land in the same part, so no
-    sentence (English or Hindi) is shared between parts.
+    All translations of one English sentence land in the same part, and so do
+    all English sentences with one Hindi translation (real data such as
+    Tatoeba has them: "Hello!" and "Hi!" -> the same Hindi), so no sentence
+    (English or Hindi) is shared between parts.
 
     Returns:
         `{"train": [...], "valid": [...], "test": [...]}` lists of `SentencePair`.
@@ -307,9 +309,26 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
             f"Received: valid_fraction={valid_fraction}, test_fraction={test_fraction}"
         )
     pairs = generate_pairs() if pairs is None else list(pairs)
+    # Union-find over English sentences: two English sentences with a common
+    # Hindi translation form one group, named by its first English sentence.
+    parent = {}
+
+    def root(english):
+        while parent[english] != english:
+            parent[english] = parent[parent[english]]
+            english = parent[english]
+        return english
+
+    english_of_hindi = {}
+    for pair in pairs:
+        parent.setdefault(pair.english, pair.english)
+        other = english_of_hindi.setdefault(pair.hindi, pair.english)
+        a, b = root(pair.english), root(other)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
     groups = {}
     for pair in pairs:
-        groups.setdefault(pair.english, []).append(pair)
+        groups.setdefault(root(pair.english), []).append(pair)
     english_sentences = sorted(groups)
     order = np.random.default_rng(seed).permutation(len(english_sentences))
     test_count = int(round(test_fraction * len(order)))

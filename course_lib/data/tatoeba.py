@@ -104,6 +104,8 @@ def resolve_file(path_or_url, inner_name="hin.txt"):
         return path
     if not os.path.exists(path_or_url):
         raise FileNotFoundError(f"No such file: {path_or_url!r}")
+    if os.path.isdir(path_or_url):
+        raise ValueError(f"Expected a file, not a directory. Received: {path_or_url!r}")
     return path_or_url
 
 

@@ -80,6 +80,17 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
     return splits
 
 
+def _check_parts_not_empty(splits, names, data):
+    """A `ValueError` naming the empty parts (a tiny CSV leaves valid or test empty)."""
+    empty = [name for name in names if len(splits[name]) == 0]
+    if empty:
+        sizes = ", ".join(f"{name}={len(splits[name])}" for name in ("train", "valid", "test"))
+        raise ValueError(
+            f"The {' and '.join(empty)} part of the data is empty (each class is split 70/10/20, so it needs "
+            f"at least 5 documents). Received: --data {str(data)!r} with {sizes} documents"
+        )
+
+
 def default_limits(kind):
     """`(max_sentences, max_words)` per data kind."""
     return (8, 20) if kind == GENERATED else (30, 40)
@@ -157,6 +168,7 @@ def train_documents(
 
     kind = data_kind(data)
     splits = splits or load_splits(data, seed=seed, sizes=sizes)
+    _check_parts_not_empty(splits, ("train", "valid", "test"), data)
     default_sentences, default_words = default_limits(kind)
     max_sentences = max_sentences or default_sentences
     max_words = max_words or default_words
@@ -422,6 +434,7 @@ def _evaluate_command(args):
     splits = load_splits(data, seed=settings["seed"], sizes=sizes, class_names=settings["class_names"])
     if args.split not in splits:
         raise ValueError(f"--split must be one of {sorted(splits)} for this data. Received: {args.split!r}")
+    _check_parts_not_empty(splits, [args.split], data)
     metrics = evaluate_documents(model, pipeline, splits[args.split])
     summary = {k: metrics[k] for k in ("accuracy", "macro_f1", "planted_sentence_top1") if k in metrics}
     print(json.dumps({"split": args.split, "documents": metrics["documents"], **summary}))
@@ -442,6 +455,8 @@ def _classify_command(args):
         if not os.path.isfile(name):
             raise FileNotFoundError(f"No such file to classify. Received: {name!r}")
         text, used_fallback = read_text(name)
+        if not text.strip():
+            raise ValueError(f"Nothing to classify: the file is empty. Received: {name!r}")
         if used_fallback:
             print(f"{name}: not valid UTF-8, read as Latin-1")
         texts.append(text)

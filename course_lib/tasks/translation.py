@@ -33,6 +33,7 @@ from course_lib.data import hindi_english
 from course_lib.text.vocabulary import STOP, Vocabulary
 from course_lib.training.profiles import current_profile, pick
 
+TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
 MODEL_FILE, SOURCE_VOCAB, TARGET_VOCAB, STATE_FILE = (
     "model.keras", "source_vocab.json", "target_vocab.json", "state.json",
 )
@@ -476,6 +477,17 @@ def _train_command(args):
         if args.valid:
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
+    source_path = Path(args.out) / TRAIN_DATA_FILE
+    if source_path.exists() and (Path(args.out) / STATE_FILE).exists():  # resuming a checkpoint
+        previous = json.loads(source_path.read_text()).get("train_file")
+        if (previous == "generated") != (not args.train):
+            raise ValueError(
+                f"{args.out!r} was trained on {previous!r}; resuming it needs the same kind of data "
+                f"(pass --train again, or choose another --out). Received: --train {args.train!r}"
+            )
+    else:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        source_path.write_text(json.dumps({"train_file": args.train or "generated"}))
     print(f"Training translation {config.direction} (profile {current_profile()}), "
           f"{config.epochs} epochs -> {args.out}")
     translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)

@@ -800,6 +800,14 @@ def _train_command(args):
             raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
+    state_path = Path(args.out) / STATE_FILE
+    if state_path.exists():
+        previous = json.loads(state_path.read_text()).get("train_file")
+        if previous is not None and (previous == "generated") != (not args.train):
+            raise ValueError(
+                f"{args.out!r} was trained on {previous!r}; resuming it needs the same kind of data "
+                f"(pass --train again, or choose another --out). Received: --train {args.train!r}"
+            )
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
           f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2
