@@ -142,6 +142,9 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
                  "--embedding-dim", "8", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "was trained on" in err and "pairs.txt" in err and "--train None" in err
+    # Nor may it be scored on the generated test part, which says nothing about it.
+    assert main(["evaluate", "translation", "--model", str(out)]) == 2
+    assert "pass the test file with --test" in capsys.readouterr().err.lower()
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")

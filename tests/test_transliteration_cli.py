@@ -99,3 +99,6 @@ def test_resume_refuses_to_switch_from_a_file_to_the_generated_words(files, caps
     err = capsys.readouterr().err
     assert "was trained on" in err and "train.csv" in err and "--train None" in err
     assert json.loads((out / "training_state.json").read_text())["epochs_done"] == 1
+    # Nor may it be scored on the generated test words, which say nothing about it.
+    assert main(["evaluate", "transliteration", "--model", str(out)]) == 2
+    assert "pass the test file with --test" in capsys.readouterr().err.lower()

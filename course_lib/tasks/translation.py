@@ -505,6 +505,13 @@ def _evaluate_command(args):
     if args.test:
         pairs = _read_pairs(args.test)
     else:
+        record = Path(args.model) / TRAIN_DATA_FILE
+        trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else "generated"
+        if trained_on != "generated":
+            raise ValueError(
+                f"This model was trained on {trained_on!r}; the generated test part would not measure it. "
+                "Pass the test file with --test FILE. Received: no --test"
+            )
         pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
     metrics = evaluate(translator, pairs, beam_width=args.beam)
     for key, digits in (("bleu", 2), ("chrf", 2), ("exact_match", 4), ("alignment_agreement", 4)):

@@ -869,6 +869,12 @@ def _evaluate_command(args):
     if args.test:
         pairs = load_pairs(args.test)
     else:
+        trained_on = state.get("train_file", "generated")
+        if trained_on != "generated":
+            raise ValueError(
+                f"This model was trained on {trained_on!r}; the generated test words would not measure it. "
+                "Pass the test file with --test FILE. Received: no --test"
+            )
         config = TransliterationConfig(**{
             k: v for k, v in state.get("config", {}).items() if k in TransliterationConfig.__dataclass_fields__
         })
