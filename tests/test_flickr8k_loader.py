@@ -114,3 +114,15 @@ def test_missing_folder_and_no_readable_image(tmp_path):
     with pytest.warns(UserWarning, match="none.jpg"):
         with pytest.raises(ValueError, match="None of the 1 images"):
             load_flickr8k(tmp_path / "Images", path, fractions=(1.0, 0.0, 0.0))
+
+
+def test_undecodable_bytes_and_empty_captions_are_not_passed_over_silently(tmp_path):
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("image,caption\na.jpg,a caf\xe9 by the sea\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"not UTF-8 text. Received: byte b'\\xe9' at offset 25"):
+        read_captions(latin)
+    gaps = tmp_path / "gaps.txt"
+    gaps.write_text("image,caption\na.jpg,a dog runs\na.jpg,\n,a cat sits\nb.jpg,two birds\n")
+    with pytest.warns(UserWarning, match=r"skipped 2 line\(s\) .* \(line 3, 4\)"):
+        captions = read_captions(gaps)
+    assert captions == {"a.jpg": ["a dog runs"], "b.jpg": ["two birds"]}

@@ -64,9 +64,16 @@ def read_captions(path):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No captions file at {path}")
-    lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path} is not UTF-8 text. Received: byte {error.object[error.start:error.start + 1]!r} "
+            f"at offset {error.start}"
+        ) from None
     captions = {}
     header_seen = False
+    skipped = []  # line numbers with an empty image name or caption
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -86,8 +93,13 @@ def read_captions(path):
         caption = _unquote(caption)
         if name and caption:
             captions.setdefault(name, []).append(caption)
+        else:
+            skipped.append(number)
     if not captions:
         raise ValueError(f"{path} holds no captions.")
+    if skipped:
+        warnings.warn(f"{path}: skipped {len(skipped)} line(s) with an empty image name or caption "
+                      f"(line {', '.join(map(str, skipped[:5]))}{', ...' if len(skipped) > 5 else ''}).")
     return captions
 
 
