@@ -79,3 +79,14 @@ def test_tiny_csv_and_empty_file_give_clear_errors(tmp_path, capsys):
     empty.write_text("  \n", encoding="utf-8")
     assert main(["classify", "--model", str(out), str(empty)]) == 2
     assert "the file is empty" in capsys.readouterr().err
+
+
+def test_classify_with_the_plain_encoder_names_no_sentence(tmp_path, capsys):
+    out = tmp_path / "plain"
+    assert main(["train", "documents", "--sizes", "64,16,32", "--epochs", "1", "--encoder", "plain",
+                 "--out", str(out)]) == 0
+    note = tmp_path / "note.txt"
+    note.write_text("The striker scored a goal. The crowd cheered.")
+    capsys.readouterr()
+    assert main(["classify", "--model", str(out), str(note)]) == 0
+    assert "most attended sentence: none (this encoder has no sentence attention)" in capsys.readouterr().out

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.data.captions import caption_arrays, caption_vocabulary
+from course_lib.tasks.arguments import positive_int
 from course_lib.text.vocabulary import Vocabulary
 from course_lib.training.profiles import current_profile
 
@@ -452,13 +453,13 @@ def register_cli(commands):
     train.add_argument("--captions", help="captions.txt (image,caption) or Flickr8k.token.txt")
     train.add_argument("--encoder", choices=ENCODER_CHOICES, default="small")
     train.add_argument("--decoder", choices=DECODER_CHOICES, default="attention")
-    train.add_argument("--epochs", type=int)
-    train.add_argument("--units", type=int)
+    train.add_argument("--epochs", type=positive_int)
+    train.add_argument("--units", type=positive_int)
     train.add_argument("--deep-output", action=argparse.BooleanOptionalAction, default=None,
                        help="attention: the output layer reads [s_t; c_t; e(y_{t-1})]")
-    train.add_argument("--batch-size", type=int)
-    train.add_argument("--limit", type=int, help="use only the first N images (Flickr8k)")
-    train.add_argument("--train-size", type=int, help="number of generated training images (shapes)")
+    train.add_argument("--batch-size", type=positive_int)
+    train.add_argument("--limit", type=positive_int, help="use only the first N images (Flickr8k)")
+    train.add_argument("--train-size", type=positive_int, help="number of generated training images (shapes)")
     train.add_argument("--profile", choices=("fast", "full"))
     train.add_argument("--cache-dir", help="where frozen-backbone features are cached")
     train.add_argument("--seed", type=int, default=0)
@@ -469,13 +470,13 @@ def register_cli(commands):
     evaluate.add_argument("--model", required=True, help="a folder written by `train captioning`")
     evaluate.add_argument("--images")
     evaluate.add_argument("--captions")
-    evaluate.add_argument("--beam-width", type=int, default=1)
+    evaluate.add_argument("--beam-width", type=positive_int, default=1)
     evaluate.add_argument("--metrics-json", help="write the metrics to this JSON file")
     evaluate.set_defaults(handler=_evaluate_command)
 
     caption = commands.root.add_parser("caption", help="caption image files with a trained captioner")
     caption.add_argument("--model", required=True)
     caption.add_argument("images", nargs="+", metavar="IMAGE")
-    caption.add_argument("--beam-width", type=int, default=1)
+    caption.add_argument("--beam-width", type=positive_int, default=1)
     caption.add_argument("--overlay", help="save each word's attention over the image to this PNG")
     caption.set_defaults(handler=_caption_command)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.tasks.arguments import positive_int
 from course_lib.training.profiles import pick
 
 GENERATED = "generated"
@@ -463,7 +464,7 @@ def _classify_command(args):
     results, _ = classify_texts(model, pipeline, settings["class_names"], texts)
     for name, result in zip(args.files, results):
         weights = result["sentence_weights"]
-        top = int(np.argmax(weights)) if len(weights) else -1
+        top = int(np.argmax(weights)) if len(weights) else "none (this encoder has no sentence attention)"
         print(f"{name}\t{result['label']}\t{result['probability']:.3f}\tmost attended sentence: {top}")
     return 0
 
@@ -474,8 +475,8 @@ def register_cli(commands):
     train = commands.train.add_parser("documents", help="train a document classifier (hierarchical attention)")
     train.add_argument("--data", default=None, help="BBC folder or label,text CSV (default: generated documents)")
     train.add_argument("--encoder", choices=ENCODERS, default="han")
-    train.add_argument("--epochs", type=int, default=None)
-    train.add_argument("--batch-size", type=int, default=32)
+    train.add_argument("--epochs", type=positive_int, default=None)
+    train.add_argument("--batch-size", type=positive_int, default=32)
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--sizes", default=None, metavar="TRAIN,VALID,TEST",
                        help="generated data only: documents per part (default by profile)")

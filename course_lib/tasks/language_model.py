@@ -15,6 +15,7 @@ from course_lib.data.tf_data import without_autotune
 from course_lib.losses import MaskedTokenLoss
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel
+from course_lib.tasks.arguments import positive_int
 from course_lib.training import pick
 from course_lib.training.fit import steps_per_execution_for
 
@@ -140,7 +141,7 @@ def _train_command(args):
 def register_cli(commands):
     parser = commands.train.add_parser("language-model", help="train a character-level RNN language model")
     parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
-    parser.add_argument("--steps", type=int, default=None, help="training steps (default: from the profile)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: from the profile)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--save", default=None, help="path of a .keras file to write")
     parser.set_defaults(handler=_train_command)

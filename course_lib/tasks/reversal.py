@@ -14,6 +14,7 @@ import numpy as np
 
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
+from course_lib.tasks.arguments import positive_int
 from course_lib.training.profiles import pick
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
@@ -260,20 +261,8 @@ def register_cli(commands):
         "by length and the attention matrix, and write a heat map and metrics.",
     )
     parser.add_argument("--no-attention", action="store_true", help="train the plain encoder-decoder (option 1)")
-    parser.add_argument("--steps", type=_positive_int, default=None, help="training steps (default: 2500, or 500 when COURSE_PROFILE=fast)")
+    parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: 2500, or 500 when COURSE_PROFILE=fast)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/reversal", help="folder for the heat map, model and metrics")
     parser.add_argument("--metrics-json", default=None, help="where to write the metrics (default: OUT/metrics.json)")
     parser.set_defaults(handler=_command)
-
-
-def _positive_int(text):
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
-    return value

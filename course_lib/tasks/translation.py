@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.data import hindi_english
+from course_lib.tasks.arguments import positive_int
 from course_lib.text.vocabulary import STOP, Vocabulary
 from course_lib.training.profiles import current_profile, pick
 
@@ -539,31 +540,22 @@ def _translate_command(args):
     return 0
 
 
-def _positive_int(text):
-    value = int(text)
-    if value < 1:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
-
-
 def register_cli(commands):
     parser = commands.train.add_parser(
         "translation", help="train an English<->Hindi translator (generated corpus unless --train)")
     parser.add_argument("--train", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path or URL")
     parser.add_argument("--valid", help="validation file in the same format")
     parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
-    parser.add_argument("--epochs", type=_positive_int, default=None, help="total epochs (default: 3 on all 14,562 pairs; fast profile 4 on 3,000)")
-    parser.add_argument("--max-train", type=_positive_int, default=None, help="use at most this many training pairs")
-    parser.add_argument("--units", type=_positive_int, default=None)
-    parser.add_argument("--embedding-dim", type=_positive_int, default=None)
-    parser.add_argument("--batch-size", type=_positive_int, default=None)
+    parser.add_argument("--epochs", type=positive_int, default=None, help="total epochs (default: 3 on all 14,562 pairs; fast profile 4 on 3,000)")
+    parser.add_argument("--max-train", type=positive_int, default=None, help="use at most this many training pairs")
+    parser.add_argument("--units", type=positive_int, default=None)
+    parser.add_argument("--embedding-dim", type=positive_int, default=None)
+    parser.add_argument("--batch-size", type=positive_int, default=None)
     parser.add_argument("--learning-rate", type=float, default=None, help="Adam step size (default 5e-3)")
     parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
     parser.add_argument("--alignment-loss-weight", type=float, default=None,
                         help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
-    parser.add_argument("--supervised-pairs", type=_positive_int, default=None,
+    parser.add_argument("--supervised-pairs", type=positive_int, default=None,
                         help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, help="model folder (resumes when it holds a checkpoint)")
@@ -572,13 +564,13 @@ def register_cli(commands):
     parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")
     parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
     parser.add_argument("--test", help="Tatoeba-format test file (default: the generated corpus's test part)")
-    parser.add_argument("--beam", type=_positive_int, default=1, help="beam width (1 = greedy)")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
     parser.add_argument("--metrics-json", help="write the metrics (bleu, chrf, ...) to this JSON file")
     parser.set_defaults(handler=_evaluate_command)
 
     parser = commands.root.add_parser("translate", help="translate text with a trained model")
     parser.add_argument("--model", required=True)
-    parser.add_argument("--beam", type=_positive_int, default=1)
+    parser.add_argument("--beam", type=positive_int, default=1)
     parser.add_argument("--heatmap", help="save the attention heat map of the first text to this PNG")
     parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
     parser.set_defaults(handler=_translate_command)

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.tasks.arguments import positive_int
 from course_lib.training.profiles import pick
 
 MODEL_FILE = "model.keras"
@@ -931,10 +932,10 @@ def register_cli(commands):
     )
     train_parser.add_argument("--train", help="Aksharantar .csv or Dakshina .tsv (default: generated words)")
     train_parser.add_argument("--valid", help="validation file in the same format")
-    train_parser.add_argument("--epochs", type=int, help="total epochs (a resumed run continues up to this)")
-    train_parser.add_argument("--batch-size", type=int)
-    train_parser.add_argument("--units", type=int)
-    train_parser.add_argument("--embedding-dim", type=int)
+    train_parser.add_argument("--epochs", type=positive_int, help="total epochs (a resumed run continues up to this)")
+    train_parser.add_argument("--batch-size", type=positive_int)
+    train_parser.add_argument("--units", type=positive_int)
+    train_parser.add_argument("--embedding-dim", type=positive_int)
     train_parser.add_argument("--learning-rate", type=float)
     train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
     train_parser.add_argument("--model-seed", type=int,
@@ -950,7 +951,7 @@ def register_cli(commands):
     evaluate_parser.add_argument("--model", required=True, action="append",
                                  help="folder written by `train transliteration`; repeat it to decode with an ensemble")
     evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
-    evaluate_parser.add_argument("--beam", type=int, default=1, help="beam width (1 = greedy)")
+    evaluate_parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
     evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
     evaluate_parser.add_argument("--rerank-with", metavar="DIR", action="append",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
@@ -963,7 +964,7 @@ def register_cli(commands):
 
     words_parser = commands.root.add_parser("transliterate", help="transliterate roman words")
     words_parser.add_argument("--model", required=True)
-    words_parser.add_argument("--beam", type=int, default=1)
+    words_parser.add_argument("--beam", type=positive_int, default=1)
     words_parser.add_argument("--heatmap", help="save attention heat maps of the words to this image")
     words_parser.add_argument("words", nargs="+")
     words_parser.set_defaults(handler=_transliterate_command)
