@@ -1,4 +1,4 @@
-"""Argument types shared by the tasks' command-line verbs."""
+"""What the tasks' command-line verbs share: an argument type, and checks on a run's data."""
 
 import argparse
 
@@ -16,3 +16,24 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
     return value
+
+
+GENERATED = "generated"  # how a run records that it trained on the generated data, not a file
+
+
+def check_same_training_data(out_dir, trained_on, train_file):
+    """Refuses to resume the run in `out_dir` (trained on `trained_on`) with the other kind of data."""
+    if (trained_on == GENERATED) != (not train_file):
+        raise ValueError(
+            f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same kind of data "
+            f"(pass --train again, or choose another --out). Received: --train {train_file!r}"
+        )
+
+
+def check_generated_test_fits(trained_on, what):
+    """Refuses to score a model trained on a file on the generated test data (`what`)."""
+    if trained_on != GENERATED:
+        raise ValueError(
+            f"This model was trained on {trained_on!r}; {what} would not measure it. "
+            "Pass the test file with --test FILE. Received: no --test"
+        )

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.data import hindi_english
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
 from course_lib.text.vocabulary import STOP, Vocabulary
 from course_lib.training.profiles import current_profile, pick
 
@@ -480,15 +480,10 @@ def _train_command(args):
         train_pairs = valid_pairs = None
     source_path = Path(args.out) / TRAIN_DATA_FILE
     if source_path.exists() and (Path(args.out) / STATE_FILE).exists():  # resuming a checkpoint
-        previous = json.loads(source_path.read_text()).get("train_file")
-        if (previous == "generated") != (not args.train):
-            raise ValueError(
-                f"{args.out!r} was trained on {previous!r}; resuming it needs the same kind of data "
-                f"(pass --train again, or choose another --out). Received: --train {args.train!r}"
-            )
+        check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
     else:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        source_path.write_text(json.dumps({"train_file": args.train or "generated"}))
+        source_path.write_text(json.dumps({"train_file": args.train or GENERATED}))
     print(f"Training translation {config.direction} (profile {current_profile()}), "
           f"{config.epochs} epochs -> {args.out}")
     translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
@@ -507,12 +502,8 @@ def _evaluate_command(args):
         pairs = _read_pairs(args.test)
     else:
         record = Path(args.model) / TRAIN_DATA_FILE
-        trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else "generated"
-        if trained_on != "generated":
-            raise ValueError(
-                f"This model was trained on {trained_on!r}; the generated test part would not measure it. "
-                "Pass the test file with --test FILE. Received: no --test"
-            )
+        trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else GENERATED
+        check_generated_test_fits(trained_on, "the generated test part")
         pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
     metrics = evaluate(translator, pairs, beam_width=args.beam)
     for key, digits in (("bleu", 2), ("chrf", 2), ("exact_match", 4), ("alignment_agreement", 4)):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
 from course_lib.training.profiles import pick
 
 MODEL_FILE = "model.keras"
@@ -804,17 +804,14 @@ def _train_command(args):
     state_path = Path(args.out) / STATE_FILE
     if state_path.exists():
         previous = json.loads(state_path.read_text()).get("train_file")
-        if previous is not None and (previous == "generated") != (not args.train):
-            raise ValueError(
-                f"{args.out!r} was trained on {previous!r}; resuming it needs the same kind of data "
-                f"(pass --train again, or choose another --out). Received: --train {args.train!r}"
-            )
+        if previous is not None:
+            check_same_training_data(args.out, previous, args.train)
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
           f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2
     result = train(config, train_pairs, valid_pairs, out_dir=args.out, verbose=verbose)
     save_run(args.out, result["model"], result["source_vocab"], result["target_vocab"], config,
-             state={"epochs_done": result["epochs_done"], "train_file": args.train or "generated"})
+             state={"epochs_done": result["epochs_done"], "train_file": args.train or GENERATED})
     print(f"Trained {result['epochs_done']} epochs in total ({result['seconds']:.0f} s this run); "
           f"saved to {args.out!r}.", flush=True)
     if valid_pairs:
@@ -870,18 +867,11 @@ def _evaluate_command(args):
     if args.test:
         pairs = load_pairs(args.test)
     else:
-        trained_on = state.get("train_file", "generated")
-        if trained_on != "generated":
-            raise ValueError(
-                f"This model was trained on {trained_on!r}; the generated test words would not measure it. "
-                "Pass the test file with --test FILE. Received: no --test"
-            )
+        check_generated_test_fits(state.get("train_file", GENERATED), "the generated test words")
         config = TransliterationConfig(**{
             k: v for k, v in state.get("config", {}).items() if k in TransliterationConfig.__dataclass_fields__
         })
         _, _, pairs = generated_splits(config)
-    if args.beam < 1:
-        raise ValueError(f"`--beam` must be at least 1. Received: --beam {args.beam}")
     reranker, rerank_weight = None, args.rerank_weight
     if args.rerank_with:
         if args.beam < 2:
