@@ -9,7 +9,8 @@ any of them.
 import numpy as np
 
 
-def _as_reference_lists(references, count):
+def as_reference_lists(references, count):
+    """Each word's accepted spellings as a list (a single string becomes a one-item list)."""
     references = list(references)
     if len(references) != count:
         raise ValueError(
@@ -39,7 +40,7 @@ def word_accuracy(predictions, references):
     predictions = list(predictions)
     if not predictions:
         raise ValueError("Cannot score an empty list. Received: 0 predictions")
-    refs = _as_reference_lists(references, len(predictions))
+    refs = as_reference_lists(references, len(predictions))
     return float(np.mean([p in r for p, r in zip(predictions, refs)]))
 
 
@@ -66,7 +67,7 @@ def top_k_accuracy(candidates, references, k=None):
         raise ValueError("Cannot score an empty list. Received: 0 candidate lists")
     if k is not None and (int(k) != k or int(k) < 1):
         raise ValueError(f"`k` must be an integer of at least 1. Received: k={k}")
-    refs = _as_reference_lists(references, len(candidates))
+    refs = as_reference_lists(references, len(candidates))
     hits = [any(c in r for c in (cands if k is None else cands[: int(k)])) for cands, r in zip(candidates, refs)]
     return float(np.mean(hits))
 
@@ -98,7 +99,7 @@ def character_error_rate(predictions, references):
     predictions = list(predictions)
     if not predictions:
         raise ValueError("Cannot score an empty list. Received: 0 predictions")
-    refs = _as_reference_lists(references, len(predictions))
+    refs = as_reference_lists(references, len(predictions))
     edits = 0
     length = 0
     for prediction, accepted in zip(predictions, refs):

@@ -4,6 +4,8 @@ import matplotlib
 
 import numpy as np
 
+from course_lib.plots.fonts import width_in_axes
+
 
 def _pyplot():
     import matplotlib.pyplot as plt
@@ -79,11 +81,10 @@ def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75)
 
     `room` leaves space for the axes to shrink later (colour bar, layout).
     """
-    get_renderer = getattr(ax.figure.canvas, "get_renderer", None)
-    if get_renderer is None:  # a canvas that cannot measure text (not Agg): leave the labels as they are
+    if not hasattr(ax.figure.canvas, "get_renderer"):  # a canvas that cannot measure text (not Agg): leave them
         return
-    renderer = get_renderer()
-    cell = room * ax.get_window_extent(renderer).width / len(labels)  # pixels per column
+    measure = width_in_axes(ax)
+    cell = room / len(labels)  # the width of one column, as a fraction of the axes
     probe = ax.text(0, 0, "", fontproperties=fontproperties, fontsize=_pyplot().rcParams["xtick.labelsize"])
     size = probe.get_fontsize()
 
@@ -92,7 +93,7 @@ def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75)
         widths = []
         for label in labels:
             probe.set_text(str(label))
-            widths.append(probe.get_window_extent(renderer).width)
+            widths.append(measure(probe))
         return max(widths)
 
     try:

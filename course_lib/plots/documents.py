@@ -80,6 +80,8 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     """
     import matplotlib.pyplot as plt
 
+    from course_lib.plots.fonts import width_in_axes
+
     sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
     lines = []  # (sentence index, first word index, words)
     for i, words in enumerate(sentences):
@@ -93,7 +95,7 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     ax.set_ylim(len(lines), -0.5)
     ax.axis("off")
     colormap = plt.get_cmap("Oranges")
-    measure = _width_in_axes(ax)
+    measure = width_in_axes(ax)
     probe = ax.text(0, 0, "n", fontsize=9)
     space = measure(probe)  # the gap between two words: about one letter
     probe.remove()
@@ -115,17 +117,6 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     if title:
         ax.set_title(title, loc="left", fontsize=10)
     return fig
-
-
-def _width_in_axes(ax):
-    """A function giving a text artist's drawn width as a fraction of the axes' width."""
-    renderer = ax.figure.canvas.get_renderer()
-    axes_width = ax.get_window_extent(renderer).width
-
-    def measure(text):
-        return text.get_window_extent(renderer).width / axes_width
-
-    return measure
 
 
 def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=False):

@@ -115,6 +115,21 @@ def text_width(text, fontproperties=None):
     return font.get_width_height()[0] / 64.0
 
 
+def width_in_axes(ax):
+    """A function giving a text artist's drawn width as a fraction of `ax`'s width.
+
+    It measures what the figure's canvas really draws (an Agg canvas, as in
+    notebooks and PNG files), font, size, rotation and shaping included.
+    """
+    renderer = ax.figure.canvas.get_renderer()
+    axes_width = ax.get_window_extent(renderer).width
+
+    def measure(text):
+        return text.get_window_extent(renderer).width / axes_width
+
+    return measure
+
+
 def check_devanagari_shaping(fontproperties=None):
     """Raises `RuntimeError` unless Devanagari text is shaped correctly.
 

@@ -479,7 +479,7 @@ def _train_command(args):
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
     source_path = Path(args.out) / TRAIN_DATA_FILE
-    if source_path.exists() and (Path(args.out) / STATE_FILE).exists():  # resuming a checkpoint
+    if source_path.exists() and has_checkpoint(args.out):  # resuming a checkpoint
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
     else:
         Path(args.out).mkdir(parents=True, exist_ok=True)

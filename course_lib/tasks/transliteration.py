@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.metrics.transliteration import as_reference_lists
 from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
 from course_lib.training.profiles import pick
 
@@ -300,12 +301,16 @@ def save_run(out_dir, model, source_vocab, target_vocab, config, state=None):
     os.replace(temporary, out_dir / MODEL_FILE)
     source_vocab.save(out_dir / SOURCE_VOCAB_FILE)
     target_vocab.save(out_dir / TARGET_VOCAB_FILE)
-    previous = {}
-    if (out_dir / STATE_FILE).exists():
-        previous = json.loads((out_dir / STATE_FILE).read_text())
+    previous = read_state(out_dir)
     previous.update(state or {})
     previous["config"] = dataclasses.asdict(config)
     (out_dir / STATE_FILE).write_text(json.dumps(previous, indent=1))
+
+
+def read_state(run_dir):
+    """The run's `training_state.json` as a dict (empty when the folder has none)."""
+    path = Path(run_dir) / STATE_FILE
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 def load_run(model_dir):
@@ -322,7 +327,7 @@ def load_run(model_dir):
             "train one with `course-lib train transliteration --out DIR`."
         )
     model = keras.saving.load_model(model_dir / MODEL_FILE)
-    state = json.loads((model_dir / STATE_FILE).read_text()) if (model_dir / STATE_FILE).exists() else {}
+    state = read_state(model_dir)
     return (
         model,
         Vocabulary.load(model_dir / SOURCE_VOCAB_FILE),
@@ -719,7 +724,8 @@ def error_kinds(prediction, reference):
 
 def wrong_words(predictions, references):
     """The `(prediction, first accepted spelling)` pairs of the words a model got wrong."""
-    return [(prediction, accepted[0]) for prediction, accepted in zip(predictions, references)
+    accepted_lists = as_reference_lists(references, len(predictions))
+    return [(prediction, accepted[0]) for prediction, accepted in zip(predictions, accepted_lists)
             if prediction not in accepted]
 
 
@@ -761,6 +767,7 @@ def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
             raise ValueError(
                 f"Need references for the first {count} words. Received: {len(references)} references"
             )
+        references = as_reference_lists(references[:count], count)
     examples = []
     for index in range(count):
         weights = decoded["alignments"][index]
@@ -770,7 +777,6 @@ def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
         title = f"{words[index]} → {prediction}"
         if references is not None:
             accepted = references[index]
-            accepted = [accepted] if isinstance(accepted, str) else list(accepted)
             title += " ✓" if prediction in accepted else f" ✗\nreference {accepted[0]}"
         examples.append({
             "weights": weights[:steps],
@@ -801,11 +807,9 @@ def _train_command(args):
             raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
-    state_path = Path(args.out) / STATE_FILE
-    if state_path.exists():
-        previous = json.loads(state_path.read_text()).get("train_file")
-        if previous is not None:
-            check_same_training_data(args.out, previous, args.train)
+    previous = read_state(args.out).get("train_file")
+    if previous is not None:
+        check_same_training_data(args.out, previous, args.train)
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
           f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2

@@ -9,17 +9,23 @@ import os
 PROFILES = ("fast", "full")
 
 
+def _checked(name, setting, received):
+    """`name` when it is a profile; a ValueError naming the `setting` and what it `received` otherwise."""
+    if name not in PROFILES:
+        raise ValueError(f"{setting} must be one of {PROFILES}. Received: {received}")
+    return name
+
+
 def current_profile():
     """The active profile name, from the `COURSE_PROFILE` environment variable."""
     name = os.environ.get("COURSE_PROFILE", "full").strip().lower() or "full"
-    if name not in PROFILES:
-        raise ValueError(f"COURSE_PROFILE must be one of {PROFILES}. Received: COURSE_PROFILE={name!r}")
-    return name
+    return _checked(name, "COURSE_PROFILE", f"COURSE_PROFILE={name!r}")
 
 
 def pick(fast, full, profile=None):
     """Returns `fast` or `full` according to the profile."""
-    name = current_profile() if profile is None else str(profile).strip().lower()
-    if name not in PROFILES:
-        raise ValueError(f"`profile` must be one of {PROFILES}. Received: profile={profile!r}")
+    if profile is None:
+        name = current_profile()
+    else:
+        name = _checked(str(profile).strip().lower(), "`profile`", f"profile={profile!r}")
     return fast if name == "fast" else full
