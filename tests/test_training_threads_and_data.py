@@ -94,3 +94,29 @@ def test_epochs_are_exactly_as_long_as_asked_whatever_the_steps_per_execution():
     _, model = trained_steps(5, 5, epochs=1)
     with pytest.raises(ValueError, match="multiples of the model's steps_per_execution"):
         fit_steps(model, dataset, 12, report_every=5, verbose=0)
+
+
+def test_fit_steps_remainder_continues_the_data_and_is_in_the_history():
+    import keras
+
+    from course_lib.training.fit import fit_steps
+
+    # 12 batches of 4 rows; every row of batch i has target i. A zero model
+    # that never learns (SGD at rate 0) then reports, as an epoch's loss, the
+    # mean of i^2 over the batches it trained on.
+    targets = np.repeat(np.arange(12, dtype="float32"), 4)[:, None]
+    dataset = tf.data.Dataset.from_tensor_slices((np.zeros((48, 3), "float32"), targets)).batch(4)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1, kernel_initializer="zeros")])
+    model.compile(keras.optimizers.SGD(0.0), "mse")
+
+    class Epochs(keras.callbacks.Callback):
+        ended = []
+
+        def on_epoch_end(self, epoch, logs=None):
+            self.ended.append(epoch)
+
+    history, seconds = fit_steps(model, dataset, 12, report_every=5, verbose=0, callbacks=[Epochs()])
+    assert int(model.optimizer.iterations) == 12 and seconds > 0
+    assert history.epoch == [0, 1, 2] and Epochs.ended == [0, 1, 2]
+    expected = [np.mean(np.arange(0, 5) ** 2), np.mean(np.arange(5, 10) ** 2), np.mean([10**2, 11**2])]
+    np.testing.assert_allclose(history.history["loss"], expected, rtol=1e-6)

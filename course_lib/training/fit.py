@@ -37,9 +37,11 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     Progress is printed every `report_every` steps (one Keras "epoch"), so a
     long run is visible in a notebook or terminal without a line per step.
     When `steps` is not a multiple of `report_every`, the last `steps %
-    report_every` batches are trained by a second, silent `fit` that starts
-    `dataset` from its beginning, runs none of `callbacks` and is not in the
-    returned history (the reversal task's 500 and 2,500 steps are multiples of theirs).
+    report_every` batches make one shorter epoch. Keras cannot vary an
+    epoch's length within one `fit`, so that epoch is a second `fit` which
+    continues `dataset` where the first stopped, runs the same `callbacks`
+    (they see a second train begin and end) and is appended to the returned
+    history.
 
     Returns:
         `(history, seconds)`.
@@ -71,11 +73,24 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     )
     seconds = timer.seconds
     if remainder:
+        # A tf.data dataset would start again from its first batch; a Python
+        # generator simply goes on.
+        rest = dataset.repeat().skip(epochs * report_every) if hasattr(dataset, "repeat") else dataset
         extra_timer = StepTimer()
-        model.fit(
-            dataset, epochs=1, steps_per_epoch=remainder, verbose=0, callbacks=[extra_timer], shuffle=False
+        extra = model.fit(
+            rest,
+            initial_epoch=epochs,
+            epochs=epochs + 1,
+            steps_per_epoch=remainder,
+            verbose=verbose,
+            callbacks=[extra_timer, *callbacks],
+            validation_data=validation_data,
+            shuffle=False,
         )
         seconds += extra_timer.seconds
+        history.epoch.extend(extra.epoch)
+        for name, values in extra.history.items():
+            history.history.setdefault(name, []).extend(values)
     return history, seconds
 
 
