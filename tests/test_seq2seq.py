@@ -295,3 +295,27 @@ def test_decoders_reject_an_initial_state_of_the_wrong_size():
         AttentionGRUDecoder(9, 4, 6)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
     with pytest.raises(ValueError, match=r"Received: encoder_outputs.shape=\(2, 4\)"):
         PlainGRUDecoder(9, 4, 4, option=1)(target_in, encoder_outputs[:, -1], np.zeros((2, 4), "float32"))
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_mixed_float16_policy_gives_float32_logits_and_a_finite_loss(attention):
+    from course_lib.models.document_classifier import DocumentClassifier
+    from course_lib.models.language_model import RNNLanguageModel
+
+    source, target_in, target_out = _reversal_batch(batch=8)
+    source[0, 3:] = 0  # a padded row, whose masked scores overflow float16
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6, attention=attention)
+        model.compile(optimizer=keras.optimizers.Adam(1e-2))
+        logits = model({"source": source, "target_in": target_in})
+        assert keras.backend.standardize_dtype(logits.dtype) == "float32" and model.decoder.compute_dtype == "float16"
+        history = model.fit({"source": source, "target_in": target_in}, target_out, epochs=2, batch_size=8, verbose=0)
+        assert np.all(np.isfinite(history.history["loss"]))
+        documents = RNG.integers(1, 14, size=(2, 3, 4)).astype("int32")
+        for outputs in (RNNLanguageModel(14, 8, 16)(target_in),
+                        DocumentClassifier(14, 3, embedding_dim=8, word_units=4, sentence_units=4)(documents)):
+            assert keras.backend.standardize_dtype(outputs.dtype) == "float32"
+    finally:
+        keras.config.set_dtype_policy(previous)

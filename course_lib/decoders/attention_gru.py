@@ -94,7 +94,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.cell = keras.layers.GRUCell(units, name="gru_cell")
         # GRU_1 of the conditional step: reads e(y_{t-1}) before attending.
         self.input_cell = keras.layers.GRUCell(units, name="input_gru_cell") if self.conditional else None
-        self.output_layer = keras.layers.Dense(vocab_size, name="output")
+        # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
+        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
         self.seed_generator = keras.random.SeedGenerator(seed)
 
     def build(self, target_inputs_shape, encoder_outputs_shape):

@@ -49,7 +49,8 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.option = option
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
         self.gru = keras.layers.GRU(units, return_sequences=True, name="gru")
-        self.output_layer = keras.layers.Dense(vocab_size, name="output")
+        # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
+        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
 
     def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):
         batch, length = target_inputs_shape[0], target_inputs_shape[1]

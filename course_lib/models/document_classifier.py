@@ -165,8 +165,8 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             )
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
         self._compiled_explain = None
-        # V and b of P(y | document) = softmax(V s + b).
-        self.classifier = keras.layers.Dense(num_classes, activation="softmax", name="classifier")
+        # V and b of P(y | document) = softmax(V s + b), in float32 under any policy.
+        self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="classifier")
 
     def encode(self, documents, training=None):
         """A dict: `document` `(batch, D)`, and the weights the encoder has

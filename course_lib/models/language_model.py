@@ -61,7 +61,7 @@ class RNNLanguageModel(keras.layers.Layer):
         self.state_count = 2 if cell == "lstm" else 1
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")  # U x_t
         self.rnn = CELLS[cell](units, return_sequences=True, name=cell)  # W, U, b
-        self.output_layer = keras.layers.Dense(vocab_size, name="output")  # V, c
+        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")  # V, c
 
     def build(self, tokens_shape):
         batch = tokens_shape[0]

@@ -262,7 +262,7 @@ def image_question_answering(sizes, seed=0):
     _, image_code = SmallCNNEncoder(sizes.filters, vector_dim=sizes.image_vector, name="cnn")(images)  # h^_I
     _, question_code, _ = GRUEncoder(sizes.vocab_size, sizes.embedding_dim, sizes.units, name="question_rnn")(question)
     joined = keras.layers.Concatenate(name="s")([question_code, image_code])  # (batch, units + image_vector)
-    logits = keras.layers.Dense(sizes.answers, name="V")(joined)
+    logits = keras.layers.Dense(sizes.answers, dtype="float32", name="V")(joined)
     model = keras.Model({"image": images, "question": question}, logits, name="image_question_answering")
     pictures, colours = recipe_inputs.images(sizes.batch, sizes.image_size, seed=seed)
     questions = recipe_inputs.questions(colours, sizes.vocab_size, sizes.source_length, seed=seed)
@@ -317,7 +317,7 @@ def video_classification(sizes, seed=0):
     """RNN of CNNs over frames, `P(y | video) = softmax(V h_T + b)`."""
     videos = keras.Input((sizes.frames, sizes.image_size, sizes.image_size, 3), name="video")
     _, last = _video_encoder(videos, sizes)
-    logits = keras.layers.Dense(sizes.classes, name="V")(last)
+    logits = keras.layers.Dense(sizes.classes, dtype="float32", name="V")(last)
     model = keras.Model({"video": videos}, logits, name="video_classification")
     clips, directions = recipe_inputs.videos(sizes.batch, sizes.frames, sizes.image_size, seed=seed)
     card = RecipeCard(
