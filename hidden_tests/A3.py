@@ -56,13 +56,15 @@ def _accuracy_inputs(rng):
 
 
 def _top_k_inputs(rng):
-    words = _words(rng, 40)
+    # Four beams per word; the right word is at rank 0, 1 or 2, or missing.
+    # At k = 2 a rank-2 hit must not count, so cands[:k + 1] fails.
+    words = _words(rng, 50)
     references = [[words[i]] for i in range(10)]
     candidates = []
     for i in range(10):
-        beams = [words[10 + 3 * i], words[11 + 3 * i], words[12 + 3 * i]]
-        if i % 3 != 2:
-            beams[i % 3] = words[i]
+        beams = [words[10 + 4 * i + j] for j in range(4)]
+        if i % 4 != 3:
+            beams[i % 4] = words[i]
         candidates.append(beams)
     return {"candidates": candidates, "references": references}
 

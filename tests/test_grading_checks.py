@@ -164,3 +164,147 @@ def test_a2_hidden_tests_lock_every_method_the_checks_lock():
     unlocked = hidden._helpers["_grader_decoder"](inputs)
     memory = hidden._helpers["_grader_memory"](unlocked, inputs)
     assert unlocked.step(inputs["tokens"], inputs["state"], memory)[0].shape == (2, hidden.VOCAB)
+
+
+# -- A student's typical slips (second review): visible checks and hidden tests agree ------
+
+
+def _hidden_verdict(assignment_id, test_name, **functions):
+    """Runs one hidden test in this process against `functions`, as the grader would compare it."""
+    from types import SimpleNamespace
+
+    from course_lib.grading.spec import allclose
+
+    assignment = _hidden(assignment_id).ASSIGNMENT
+    test = next(t for t in assignment.tests if t.name == test_name)
+    inputs = test.inputs(np.random.default_rng(test.seed(assignment_id)))
+    got = eval(test.call, {"student": SimpleNamespace(**functions), "inputs": inputs})  # noqa: S307
+    return (test.compare or allclose())(got, test.expected(inputs), inputs)
+
+
+def unstable_softmax(scores):
+    exponentials = np.exp(scores)
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def test_a1_hidden_softmax_test_needs_the_maximum_subtracted():
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert not _hidden_verdict("A1", "softmax: 3-D scores with large values", softmax=unstable_softmax)[0]
+    assert _hidden_verdict("A1", "softmax: 3-D scores with large values", softmax=A1.softmax)[0]
+
+
+def keys_without_transpose(values, W_att):
+    return values @ W_att
+
+
+def test_a1_matrices_that_do_not_fit_get_a_hint_not_a_bare_numpy_error():
+    with pytest.raises(checks.CheckFailed, match=r"keys_without_transpose raised ValueError .* W_att h_j multiplies"):
+        checks.check_project_keys(keys_without_transpose)
+
+
+A3 = _hidden("A3")
+
+
+@pytest.mark.parametrize("slip", [lambda c, r, k: c[: k + 1], lambda c, r, k: c[k - 1 : k]], ids=["k+1", "only-k"])
+def test_a3_hidden_top_k_test_catches_off_by_one(slip):
+    def top_k_accuracy(candidates, references, k):
+        return float(np.mean([any(c in refs for c in slip(cands, refs, k)) for cands, refs in zip(candidates, references)]))
+
+    assert not _hidden_verdict("A3", "top_k: k = 2", top_k_accuracy=top_k_accuracy)[0]
+    assert _hidden_verdict("A3", "top_k: k = 2", top_k_accuracy=A3.top_k_accuracy)[0]
+
+
+def beam_step_with_parents_and_tokens_swapped(log_probs, scores, width):
+    totals = (scores[:, None] + log_probs).ravel()
+    best = np.argsort(totals)[::-1][:width]
+    return totals[best], best % log_probs.shape[0], best // log_probs.shape[0]
+
+
+def test_a3_beam_check_says_the_scores_are_right_when_only_the_indices_are_wrong(capsys):
+    checks.check_beam_step(A3.beam_step)
+    assert "beam_step: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match=r"the scores are right, but \(parents, tokens\) do not point"):
+        checks.check_beam_step(beam_step_with_parents_and_tokens_swapped)
+
+
+A4 = _hidden("A4")
+
+
+def locations_without_tanh(state, locations, U_att, W_att, v_att):
+    scores = (locations @ W_att.T + (state @ U_att.T)[:, None, :]) @ v_att  # (batch, L)
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("bl,blc->bc", weights, locations), weights
+
+
+def test_a4_missing_tanh_is_named():
+    with pytest.raises(checks.CheckFailed, match="inside the tanh"):
+        checks.check_attention_over_locations(locations_without_tanh)
+
+
+A5 = _hidden("A5")
+
+
+def pool_without(part):
+    def attention_pool(states, mask, W, b, u):
+        if part == "b":
+            return A5.attention_pool(states, mask, W, np.zeros_like(b), u)
+        hidden = states @ W.T + b  # the tanh forgotten
+        scores = np.where(mask, hidden @ u, -1e9)
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True)) * mask
+        totals = weights.sum(axis=-1, keepdims=True)
+        weights = np.where(totals > 0, weights / np.where(totals > 0, totals, 1.0), 0.0)
+        return np.einsum("...t,...td->...d", weights, states), weights
+
+    return attention_pool
+
+
+@pytest.mark.parametrize("part", ["b", "tanh"])
+def test_a5_pool_check_catches_a_missing_b_or_tanh_and_the_padding_test_judges_only_padding(part, capsys):
+    checks.check_attention_pool(A5.attention_pool)
+    assert "attention_pool: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match="do not change when b changes"):
+        checks.check_attention_pool(pool_without(part))
+    # The slip costs the value tests, not the padding test: its padding row is right.
+    assert not _hidden_verdict("A5", "pool: weights over a padded batch", attention_pool=pool_without(part))[0]
+    assert _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=pool_without(part))[0]
+
+
+def test_a5_padding_test_still_fails_nan_on_a_padding_row():
+    def nan_on_padding(states, mask, W, b, u):
+        pooled, weights = A5.attention_pool(states, mask, W, b, u)
+        weights = np.where(np.asarray(mask).any(axis=-1, keepdims=True), weights, np.nan)
+        return pooled, weights
+
+    ok, reason = _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=nan_on_padding)
+    assert not ok and reason == "weights of the padding row: contains NaN or infinity"
+
+
+def test_a5_class_probabilities_check_catches_a_missing_b(capsys):
+    checks.check_class_probabilities(A5.class_probabilities)
+    assert "class_probabilities: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match="softmax\\(b\\) for every document: is b missing"):
+        checks.check_class_probabilities(lambda document, V, b: A5.class_probabilities(document, V, 0 * b))
+
+
+@pytest.mark.parametrize(
+    "value, kind, accepted",
+    [(98432.0, "int", True), (98432.5, "int", False), ("98432", "int", False), (True, "int", False),
+     (["V", "b"], "set", True), ({"V", "b"}, "set", True), ("Vb", "set", False),
+     ([12, 4], "shape", True), ("0.69", "number", False), (np.float32(0.69), "number", True)],
+)
+def test_quiz_answer_forms_are_those_the_grader_takes(value, kind, accepted):
+    from course_lib.grading.spec import allclose, exact
+
+    if accepted:
+        checks.check_answer_type(value, kind, "answer")
+    else:
+        with pytest.raises(checks.CheckFailed, match="answer should be"):
+            checks.check_answer_type(value, kind, "answer")
+    # The grader's comparison for that kind of answer agrees.
+    if kind == "int":
+        assert exact(int)(value, round(float(value)) if not isinstance(value, str) else 98432, {})[0] == accepted
+    elif kind == "set":
+        assert exact(set)(value, set(value) if accepted else {"V", "b"}, {})[0] == accepted
+    elif kind == "number":
+        assert allclose()(value, 0.69, {})[0] == accepted

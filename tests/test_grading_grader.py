@@ -329,3 +329,19 @@ def test_a_zero_or_negative_limit_is_refused_not_replaced_by_the_default(limit):
     name, value = next(iter(limit.items()))
     with pytest.raises(ValueError, match=f"Received: .*{name}={value}"):
         grader.grade("A1", [SOLUTION], progress=lambda line: None, **limit)
+
+
+def test_whole_numbers_and_numbers_are_not_read_out_of_text_or_truncated():
+    assert exact(int)(57, 57, {})[0] and exact(int)(np.int64(57), 57, {})[0] and exact(int)(57.0, 57, {})[0]
+    for wrong in (57.9, "57", True):
+        ok, reason = exact(int)(wrong, 57 if wrong is not True else 1, {})
+        assert not ok and reason.startswith("result: expected a whole number"), (wrong, reason)
+    for text in ("0.5", ["0.5"], np.array(["0.5"])):
+        ok, reason = allclose()(text, [0.5] if not isinstance(text, str) else 0.5, {})
+        assert not ok and "expected numbers" in reason, (text, reason)
+
+
+def test_error_messages_in_feedback_are_one_clean_line():
+    message = "Exception encountered when calling X.call().\n\n\x1b[1mbuild the step yourself\x1b[0m\n\nArguments:\n  * args"
+    assert grader.one_line(message, 300) == "Exception encountered when calling X.call(). build the step yourself Arguments: * args"
+    assert grader.one_line("a" * 50, 10) == "a" * 9 + "\u2026"

@@ -83,6 +83,17 @@ def _rng(seed=0):
     return np.random.default_rng(seed)
 
 
+def _call(function, arguments, received, hint):
+    """Calls the student's function; a ValueError (matrices that do not fit) becomes a hint.
+
+    `received` describes the arguments' shapes, `hint` which axis should meet which.
+    """
+    try:
+        return function(*arguments)
+    except ValueError as error:
+        raise CheckFailed(f"{function.__name__} raised ValueError ({error}) on {received}. {hint}") from error
+
+
 # -- A1: Bahdanau attention -----------------------------------------------------------
 
 
@@ -98,7 +109,10 @@ def check_project_keys(project_keys):
     rng = _rng(1)
     params = _a1_parameters(rng)
     values = rng.normal(size=(2, 3, 5))
-    keys = check_shape(project_keys(values, params["W_att"]), (2, 3, 4), "project_keys(values, W_att)")
+    keys = _call(project_keys, (values, params["W_att"]),
+                 "values of shape (2, 3, 5) = (batch, src_len, value_dim) and W_att of shape (4, 5) = (units, value_dim)",
+                 "W_att h_j multiplies each h_j (value_dim numbers) by W_att, whose second axis is value_dim.")
+    keys = check_shape(keys, (2, 3, 4), "project_keys(values, W_att)")
     one_hot = np.zeros((1, 1, 5))
     one_hot[0, 0, 2] = 1.0
     check_close(project_keys(one_hot, params["W_att"])[0, 0], params["W_att"][:, 2], "keys of a one-hot h_j",
@@ -116,8 +130,11 @@ def check_attention_scores(attention_scores):
     query = rng.normal(size=(2, 6))
     values = rng.normal(size=(2, 3, 5))
     keys = values @ params["W_att"].T  # W_att h_j for every position: (batch, src_len, units)
-    scores = check_shape(attention_scores(query, keys, params["U_att"], params["v_att"]), (2, 3),
-                         "attention_scores(query, keys, U_att, v_att)")
+    scores = _call(attention_scores, (query, keys, params["U_att"], params["v_att"]),
+                   "a query of shape (2, 6) = (batch, query_dim), keys (2, 3, 4) = (batch, src_len, units), "
+                   "U_att (4, 6) = (units, query_dim) and v_att (4,)",
+                   "U_att s_{t-1} multiplies the state (query_dim numbers) by U_att, whose second axis is query_dim.")
+    scores = check_shape(scores, (2, 3), "attention_scores(query, keys, U_att, v_att)")
     check_finite(scores, "scores")
     bound = np.abs(params["v_att"]).sum()
     big = attention_scores(50 * query, 50 * keys, params["U_att"], params["v_att"])
@@ -188,14 +205,11 @@ def check_attend_over_steps(attend_over_steps):
     states = rng.normal(size=(2, 3, 6))
     values = rng.normal(size=(2, 4, 5))
     mask = np.array([[True, True, True, True], [True, True, False, False]])
-    try:
-        result = attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"])
-    except ValueError as error:
-        raise CheckFailed(
-            f"attend_over_steps raised ValueError ({error}) on decoder states of 6 numbers (query_dim) and "
-            "values h_j of 5 (value_dim), with U_att of shape (4, 6) and W_att of shape (4, 5). U_att acts on "
-            "the decoder states s_{t-1} and W_att on the values h_j: check which matrix you pass where."
-        ) from error
+    result = _call(attend_over_steps, (states, values, mask, params["U_att"], params["W_att"], params["v_att"]),
+                   "decoder states of 6 numbers (query_dim) and values h_j of 5 (value_dim), with U_att of shape "
+                   "(4, 6) and W_att of shape (4, 5)",
+                   "U_att acts on the decoder states s_{t-1} and W_att on the values h_j: check which matrix you "
+                   "pass where.")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attend_over_steps should return a tuple (contexts, weights).")
     contexts = check_shape(result[0], (2, 3, 5), "contexts")
@@ -255,22 +269,36 @@ def check_parameter_count(attention_parameter_count):
 
 
 def check_answer_type(value, kind, name):
-    """Quiz answers: the right kind of value (never checks the answer itself)."""
+    """Quiz answers: the right kind of value (never checks the answer itself).
+
+    It accepts what the grader accepts (`course_lib.grading.spec`): a shape
+    as a tuple or list of ints, a whole number also as `98432.0`, a set of
+    names also as a list or tuple.
+    """
     if kind == "shape":
-        ok = isinstance(value, tuple) and all(isinstance(v, (int, np.integer)) for v in value)
+        ok = isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
+        form = "a tuple of ints"
     elif kind == "int":
-        ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+        ok = _is_int(value) or (isinstance(value, (float, np.floating)) and float(value).is_integer())
+        form = "a whole number"
     elif kind == "number":
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        form = "a number"
     elif kind == "choice":
         ok = isinstance(value, str) and len(value.strip()) == 1
+        form = "one letter"
     elif kind == "set":
-        ok = isinstance(value, (set, frozenset)) and all(isinstance(v, str) for v in value)
+        ok = isinstance(value, (set, frozenset, list, tuple)) and all(isinstance(v, str) for v in value)
+        form = "a set of names"
     else:
         raise ValueError(f"Unknown answer kind. Received: kind={kind!r}")
     if not ok:
-        _fail(f"{name} should be a {kind}. Received: {value!r}")
+        _fail(f"{name} should be {form}. Received: {value!r}")
     print(f"\u2713 {name} has the right form")
+
+
+def _is_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 # -- A2: the attentional decoder ------------------------------------------------------
@@ -452,11 +480,16 @@ def check_beam_step(beam_step):
     parents, tokens = parents.astype(int), tokens.astype(int)
     if np.any(parents < 0) or np.any(parents >= 3) or np.any(tokens < 0) or np.any(tokens >= 6):
         _fail("parents index the beams (0..beams-1) and tokens the vocabulary (0..vocab-1).")
-    check_close(scores, beam_scores[parents] + log_probs[parents, tokens], "scores",
+    totals = beam_scores[:, None] + log_probs  # (beams, vocab)
+    best_three = np.sort(totals.ravel())[::-1][:3]
+    pointed_at = beam_scores[parents] + log_probs[parents, tokens]
+    if np.allclose(np.sort(scores)[::-1], best_three) and not np.allclose(scores, pointed_at):
+        _fail("the scores are right, but (parents, tokens) do not point at them: check how a position in the "
+              "flattened beams x vocabulary array becomes a beam and a token.")
+    check_close(scores, pointed_at, "scores",
                 hint="a candidate's score is its parent beam's score plus the token's log-probability.")
     if np.any(np.diff(scores) > 1e-12):
         _fail("return the candidates best first.")
-    totals = beam_scores[:, None] + log_probs
     if np.sort(totals.ravel())[-3] > scores.min() + 1e-9:
         _fail("a better candidate was left out: choose among all beams x tokens at once, not per beam.")
     single = beam_step(log_probs, np.array([0.0, -1e9, -1e9]), 3)
@@ -495,6 +528,10 @@ def check_attention_pool(attention_pool):
     _, flat = attention_pool(states, mask, W, b, np.zeros_like(u))
     check_close(flat, mask / mask.sum(axis=1, keepdims=True), "weights with u = 0",
                 hint="with u = 0 every score is 0, so the real positions share the weight equally.")
+    _, shifted = attention_pool(states, mask, W, b + 1.0, u)
+    if np.allclose(as_numpy(shifted), weights):
+        # Without the tanh, b only adds b.u to every score, which the softmax cancels.
+        _fail("the weights do not change when b changes: u_j = tanh(W h_j + b). Is b missing, or the tanh?")
     big = attention_pool(50 * states, mask, W, b, u)[1]
     check_finite(big, "weights for large states")
     empty = np.zeros((1, 5), dtype=bool)
@@ -539,6 +576,10 @@ def check_class_probabilities(class_probabilities):
     check_weights(probabilities, name="class probabilities")
     if np.argmax(probabilities[0]) != np.argmax(V @ document[0] + b):
         _fail("the most probable class must be the one with the largest V s + b.")
+    without_V = check_shape(class_probabilities(document, np.zeros_like(V), b), (2, 3), "class_probabilities")
+    expected = np.exp(b - b.max()) / np.exp(b - b.max()).sum()
+    check_close(without_V, np.stack([expected, expected]), "class probabilities with V = 0",
+                hint="with V = 0 they are softmax(b) for every document: is b missing?")
     _passed("class_probabilities")
 
 
@@ -558,7 +599,11 @@ def check_attention_over_locations(attention_over_locations):
     state = rng.normal(size=(2, 6))
     locations = rng.normal(size=(2, 9, 4))
     U_att, W_att, v_att = rng.normal(size=(5, 6)) / 2, rng.normal(size=(5, 4)) / 2, rng.normal(size=5)
-    result = attention_over_locations(state, locations, U_att, W_att, v_att)
+    result = _call(attention_over_locations, (state, locations, U_att, W_att, v_att),
+                   "a state of shape (2, 6) = (batch, state_dim), locations (2, 9, 4) = (batch, L, channels), "
+                   "U_att (5, 6), W_att (5, 4) and v_att (5,)",
+                   "U_att acts on the decoder state s_{t-1} and W_att on the location vectors a_j: check which "
+                   "matrix you use where, and that each one's second axis meets the vector it multiplies.")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attention_over_locations should return (context, weights).")
     context = check_shape(result[0], (2, 4), "context")
@@ -570,7 +615,9 @@ def check_attention_over_locations(attention_over_locations):
                 hint="with v_att = 0 every score is 0 and every location gets 1/9.")
     _, moved = attention_over_locations(state + 3.0, locations, U_att, W_att, v_att)
     if np.allclose(as_numpy(moved), weights):
-        _fail("the weights do not depend on the decoder state: use U_att s_{t-1}.")
+        # Without the tanh the state's term is the same at every location and cancels in the softmax.
+        _fail("the weights do not depend on the decoder state: use U_att s_{t-1}, inside the tanh "
+              "(without the tanh, U_att s_{t-1} adds the same number to every score and cancels).")
     _passed("attention_over_locations")
 
 

@@ -33,11 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.grading import harvest
+from course_lib.grading.runner import ANSI
 from course_lib.grading.spec import REPOSITORY_ROOT, allclose, load_assignment
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 SKIP_TAGS = ("skip-grading",)
 TOKEN_VARIABLE = "COURSE_GRADING_TOKEN"
+
+
+def one_line(text, limit):
+    """An error message as one line of a Markdown list: no colour codes, no line breaks, at most `limit` characters."""
+    text = " ".join(ANSI.sub("", str(text)).split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 @dataclass
@@ -140,7 +147,7 @@ def read_submission(path):
         text = path.read_text(encoding="utf-8")
         notebook = nbformat.reads(text, as_version=4)
     except Exception as error:  # nbformat raises many kinds
-        return None, f"not a Jupyter notebook ({type(error).__name__}: {str(error)[:200]})"
+        return None, f"not a Jupyter notebook ({type(error).__name__}: {one_line(error, 200)})"
     if not isinstance(notebook.get("cells"), list):
         return None, "not a Jupyter notebook (no list of cells)"
     for cell in notebook.cells:
@@ -301,7 +308,7 @@ def score_tests(assignment, expected, inputs, results):
             if kind == "NotImplementedError":
                 reason = "not implemented yet (raised NotImplementedError)"
             else:
-                reason = f"raised {kind}: {str(outcome.get('message', ''))[:300]}"
+                reason = f"raised {kind}: {one_line(outcome.get('message', ''), 300)}"
         elif outcome.get("status") == "ok":
             got = harvest.decode(outcome.get("value"))
             compare = test.compare or allclose()
@@ -337,7 +344,7 @@ def run_notes(report, notebook, handed_out):
         label = f"cell {int(index) + 1}"
         if status == "error" and cell.get("error"):
             error = cell["error"]
-            notes.append(f"{label} raised {error['ename']}: {error['evalue'][:200]}")
+            notes.append(f"{label} raised {error['ename']}: {one_line(error['evalue'], 400)}")
         elif status == "timeout":
             notes.append(f"{label} was stopped at the time limit (interrupted)")
         elif status == "unresponsive":

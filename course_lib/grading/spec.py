@@ -220,6 +220,9 @@ def _compare(got, expected, rtol, atol, names, label):
         if not isinstance(got, str):
             return False, f"{label}: expected a string, got {_describe(got)}"
         return (got.strip().lower() == expected.strip().lower(), f"{label}: wrong answer")
+    if _holds_text(got):
+        # NumPy would read "0.69" as a number; the answer asked for is one.
+        return False, f"{label}: expected numbers, got {_describe(got)}"
     try:
         got_array = np.asarray(got, dtype=float)
     except (TypeError, ValueError):
@@ -238,6 +241,16 @@ def _compare(got, expected, rtol, atol, names, label):
     return True, ""
 
 
+def _holds_text(value):
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "USO" and any(isinstance(v, (str, bytes)) for v in value.ravel().tolist())
+    if isinstance(value, (list, tuple)):
+        return any(_holds_text(v) for v in value)
+    return False
+
+
 def _is_numeric_sequence(value):
     return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in value) and len(value) > 0
 
@@ -251,9 +264,20 @@ def _describe(value):
 
 
 def exact(compare_as=None):
-    """Equality (after `compare_as`, e.g. `set` or `tuple`)."""
+    """Equality (after `compare_as`, e.g. `set` or `tuple`).
+
+    `exact(int)` takes a whole number: an integer, or a float with no
+    fractional part (`98432.0`); a string, a bool or `98432.5` fails rather
+    than being truncated by `int()`. `exact(set)` (or tuple, list) refuses a
+    string, which `set()` would split into characters.
+    """
 
     def compare(got, expected, inputs):
+        if compare_as is int and not _is_whole_number(got):
+            return False, f"result: expected a whole number, got {_describe(got)}"
+        if compare_as in (set, frozenset, tuple, list) and isinstance(got, (str, bytes, dict)):
+            # set("Vb") would be {"V", "b"}: a string is not a collection of names.
+            return False, f"result: expected a collection, got {_describe(got)}"
         try:
             a = compare_as(got) if compare_as else got
             b = compare_as(expected) if compare_as else expected
@@ -264,6 +288,14 @@ def exact(compare_as=None):
         return False, "result: wrong answer"
 
     return compare
+
+
+def _is_whole_number(value):
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if isinstance(value, (int, np.integer)):
+        return True
+    return isinstance(value, (float, np.floating)) and float(value).is_integer()
 
 
 def _normalise(value):
