@@ -96,7 +96,7 @@ def test_epochs_are_exactly_as_long_as_asked_whatever_the_steps_per_execution():
         fit_steps(model, dataset, 12, report_every=5, verbose=0)
 
 
-def test_fit_steps_remainder_continues_the_data_and_is_in_the_history():
+def test_fit_steps_remainder_continues_the_data_and_is_in_the_history(capsys):
     import keras
 
     from course_lib.training.fit import fit_steps
@@ -120,3 +120,8 @@ def test_fit_steps_remainder_continues_the_data_and_is_in_the_history():
     assert history.epoch == [0, 1, 2] and Epochs.ended == [0, 1, 2]
     expected = [np.mean(np.arange(0, 5) ** 2), np.mean(np.arange(5, 10) ** 2), np.mean([10**2, 11**2])]
     np.testing.assert_allclose(history.history["loss"], expected, rtol=1e-6)
+    # The progress lines count all three epochs.
+    capsys.readouterr()
+    fit_steps(model, dataset, 12, report_every=5, verbose=2)
+    printed = capsys.readouterr().out
+    assert [line for line in printed.splitlines() if line.startswith("Epoch")] == ["Epoch 1/3", "Epoch 2/3", "Epoch 3/3"]

@@ -15,6 +15,18 @@ class StepTimer(keras.callbacks.Callback):
         self.seconds = time.perf_counter() - self.start
 
 
+class _ProgressOutOf(keras.callbacks.ProgbarLogger):
+    """Keras's progress bar, numbering epochs out of `total` (the remainder's own `fit` included)."""
+
+    def __init__(self, total):
+        super().__init__()
+        self.total = total
+
+    def set_params(self, params):
+        super().set_params(params)
+        self.epochs = self.total
+
+
 def steps_per_execution_for(steps_per_epoch, most):
     """The largest number of steps per execution, at most `most`, that divides `steps_per_epoch`.
 
@@ -61,13 +73,15 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
             f"Received: steps={steps}, report_every={report_every}, steps_per_execution={per_execution}"
         )
     _build_before_distributed_fit(model, dataset)
+    # "Epoch 5/6" then "Epoch 6/6", not "Epoch 5/5" then "Epoch 6/6".
+    progress = (lambda: [_ProgressOutOf(epochs + 1)]) if remainder and verbose else (lambda: [])
     timer = StepTimer()
     history = model.fit(
         dataset.repeat() if hasattr(dataset, "repeat") else dataset,
         epochs=epochs,
         steps_per_epoch=report_every,
         verbose=verbose,
-        callbacks=[timer, *callbacks],
+        callbacks=[timer, *progress(), *callbacks],
         validation_data=validation_data,
         shuffle=False,  # a dataset brings its own order; Keras would only warn that it ignores the flag
     )
@@ -83,7 +97,7 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
             epochs=epochs + 1,
             steps_per_epoch=remainder,
             verbose=verbose,
-            callbacks=[extra_timer, *callbacks],
+            callbacks=[extra_timer, *progress(), *callbacks],
             validation_data=validation_data,
             shuffle=False,
         )
