@@ -8,9 +8,10 @@ the "Open in Colab" links from the repository URL and branch in `course.toml`:
 `https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>`.
 Fork the course, change `course.toml`, rerun, and every link follows.
 
-Times: "fast" is `COURSE_PROFILE=fast` on a CPU (what CI runs), "full" the
-default profile on a Colab GPU. A time is only written once someone measured
-it; "not measured" says so.
+Times: "fast" is `COURSE_PROFILE=fast` on a CPU (what CI runs); "full" the
+default profile, on a 2-core CPU (what a Colab runtime without a GPU has) and
+on a Colab GPU. A time is only written once someone measured it; "not
+measured" says so.
 """
 
 import re
@@ -30,6 +31,7 @@ class Entry:
     title: str
     teaches: str
     fast_cpu: str = NOT_MEASURED
+    full_cpu: str = NOT_MEASURED
     full_gpu: str = NOT_MEASURED
 
 
@@ -37,51 +39,51 @@ ENTRIES = [
     Entry("lecture", "notebooks/01_language_model.ipynb", "An RNN language model",
           "the five ingredients; RNN vs GRU vs LSTM; teacher forcing; greedy and temperature generation from `<GO>` to `<stop>`; "
           "perplexity against a unigram baseline; the learned s_0",
-          fast_cpu="21 s"),
+          fast_cpu="21 s", full_cpu="15 min"),
     Entry("lecture", "notebooks/02_encoder_decoder_recipe.ipynb", "One recipe, many applications",
           "data, encoder, decoder, parameters, loss for captioning, entailment, translation, transliteration, image QA, "
           "summarization, video captioning and classification (RNN of CNNs), dialog; parameter formulas; options 1 and 2",
-          fast_cpu="9 s"),
+          fast_cpu="9 s", full_cpu="9 s"),
     Entry("lecture", "notebooks/03_attention_by_hand.ipynb", "Attention by hand",
           "the oracle table; weighted average vs concatenation; scores, softmax, squared error against the oracle; "
-          "shift invariance; interactive explorer", fast_cpu="4 s"),
+          "shift invariance; interactive explorer", fast_cpu="4 s", full_cpu="4 s"),
     Entry("lecture", "notebooks/04_reversal_attention.ipynb", "Attention on the reversal task",
           "Bahdanau attention in a Seq2Seq model; plain vs attentional decoder; learned alignments as heat maps",
-          fast_cpu="41 s"),
+          fast_cpu="41 s", full_cpu="2.7 min"),
     Entry("lecture", "notebooks/05_translation.ipynb", "Translation with attention",
           "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search; "
           "learned vs oracle-supervised attention",
-          fast_cpu="42 s"),
+          fast_cpu="42 s", full_cpu="2.2 min"),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
           "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy; right-to-left reranking",
-          fast_cpu="46 s"),
+          fast_cpu="46 s", full_cpu="16 min"),
     Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
           "CNN feature maps as locations; attention over them; where the model looks for each word",
-          fast_cpu="34 s"),
+          fast_cpu="34 s", full_cpu="3.3 min"),
     Entry("lecture", "notebooks/08_hierarchical_attention.ipynb", "Hierarchical attention",
           "documents and dialogs as sequences of sequences; word and sentence attention (u_w, u_s)",
-          fast_cpu="50 s"),
+          fast_cpu="50 s", full_cpu="2.7 min"),
     Entry("lecture", "notebooks/09_self_test.ipynb", "Self-test",
           "the lecture's eight questions, each answered by code (parameter counts, softmax, gradients, 196 locations)",
-          fast_cpu="7 s"),
+          fast_cpu="7 s", full_cpu="10 s"),
     Entry("assignment", "assignments/A1_bahdanau_attention.ipynb", "A1 · Bahdanau attention",
           "implement e_jt, alpha_jt and c_t from the equations, with masking",
-          fast_cpu="5 s (solution)"),
+          fast_cpu="5 s (solution)", full_cpu="6 s (solution)"),
     Entry("assignment", "assignments/A2_attentional_decoder.ipynb", "A2 · The attentional decoder",
           "one decoder step with attention; teacher forcing; greedy decoding",
-          fast_cpu="21 s (solution)"),
+          fast_cpu="21 s (solution)", full_cpu="1.7 min (solution)"),
     Entry("assignment", "assignments/A3_transliteration.ipynb", "A3 · Transliteration",
           "train and evaluate a character-level model with attention",
-          fast_cpu="19 s (solution)"),
+          fast_cpu="19 s (solution)", full_cpu="17 min (solution)"),
     Entry("assignment", "assignments/A4_captioning_attention.ipynb", "A4 · Captioning with attention",
           "attention over a CNN feature map; caption generation",
-          fast_cpu="14 s (solution)"),
+          fast_cpu="14 s (solution)", full_cpu="1.3 min (solution)"),
     Entry("assignment", "assignments/A5_hierarchical_attention.ipynb", "A5 · Hierarchical attention",
           "word- and sentence-level attention for document classification",
-          fast_cpu="15 s (solution)"),
+          fast_cpu="15 s (solution)", full_cpu="50 s (solution)"),
     Entry("assignment", "assignments/Q_self_test_quiz.ipynb", "Q · Self-test quiz",
           "the eight self-test questions, auto-graded",
-          fast_cpu="2 s (solution)"),
+          fast_cpu="2 s (solution)", full_cpu="2 s (solution)"),
 ]
 
 
@@ -111,17 +113,20 @@ def render(entries=ENTRIES, root=ROOT):
         "<!-- Generated by tools/course_map.py from its ENTRIES list and course.toml; do not edit by hand. -->",
         "",
         "The lectures in order, then the assignments. *Fast* is the `COURSE_PROFILE=fast` run on a CPU (what CI runs);",
-        "*full* is the default profile on a Colab GPU. Fast times are the wall time of `pytest --nbval-lax` on one notebook",
+        "*full* is the default profile. Fast times are the wall time of `pytest --nbval-lax` on one notebook",
         "(kernel start included) on an otherwise idle 2-core CPU; for an assignment, of its complete solution notebook (measured 1 Dec 2026).",
+        "Full CPU times are one top-to-bottom run of the notebook (nbclient) on the same 2-core CPU while other work shared it",
+        "part of the time, so read them as upper bounds (1 Dec 2026); a Colab runtime without a GPU has 2 cores as well.",
         "\"not measured\" means nobody has timed it yet. Rerun `python tools/course_map.py` after editing the list.",
         "",
     ]
     for kind, heading in (("lecture", "Lectures"), ("assignment", "Assignments")):
-        lines += [f"## {heading}", "", "| # | notebook | Colab | what it teaches | fast (CPU) | full (GPU) |", "|---|---|---|---|---|---|"]
+        lines += [f"## {heading}", "", "| # | notebook | Colab | what it teaches | fast (CPU) | full (2-core CPU) | full (GPU) |",
+                  "|---|---|---|---|---|---|---|"]
         for number, entry in enumerate((e for e in entries if e.kind == kind), start=1):
             link = f"[{entry.title}](../{entry.path})"
             badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(entry.path, root)})"
-            lines.append(f"| {number} | {link} | {badge} | {entry.teaches} | {entry.fast_cpu} | {entry.full_gpu} |")
+            lines.append(f"| {number} | {link} | {badge} | {entry.teaches} | {entry.fast_cpu} | {entry.full_cpu} | {entry.full_gpu} |")
         lines.append("")
     return "\n".join(lines)
 
