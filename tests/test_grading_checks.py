@@ -173,13 +173,11 @@ def _hidden_verdict(assignment_id, test_name, **functions):
     """Runs one hidden test in this process against `functions`, as the grader would compare it."""
     from types import SimpleNamespace
 
-    from course_lib.grading.spec import allclose
-
     assignment = _hidden(assignment_id).ASSIGNMENT
     test = next(t for t in assignment.tests if t.name == test_name)
     inputs = test.inputs(np.random.default_rng(test.seed(assignment_id)))
     got = eval(test.call, {"student": SimpleNamespace(**functions), "inputs": inputs})  # noqa: S307
-    return (test.compare or allclose())(got, test.expected(inputs), inputs)
+    return test.judge(got, test.expected(inputs), inputs)
 
 
 def unstable_softmax(scores):

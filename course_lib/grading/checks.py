@@ -10,6 +10,8 @@ hidden tests use other inputs.
 
 import numpy as np
 
+from course_lib.grading.spec import is_integer, is_whole_number
+
 NEGATIVE_SCORE = -1e9
 
 
@@ -276,10 +278,10 @@ def check_answer_type(value, kind, name):
     names also as a list or tuple.
     """
     if kind == "shape":
-        ok = isinstance(value, (tuple, list)) and all(_is_int(v) for v in value)
+        ok = isinstance(value, (tuple, list)) and all(is_integer(v) for v in value)
         form = "a tuple of ints"
     elif kind == "int":
-        ok = _is_int(value) or (isinstance(value, (float, np.floating)) and float(value).is_integer())
+        ok = is_whole_number(value)
         form = "a whole number"
     elif kind == "number":
         ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
@@ -295,10 +297,6 @@ def check_answer_type(value, kind, name):
     if not ok:
         _fail(f"{name} should be {form}. Received: {value!r}")
     print(f"\u2713 {name} has the right form")
-
-
-def _is_int(value):
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 # -- A2: the attentional decoder ------------------------------------------------------

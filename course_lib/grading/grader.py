@@ -34,7 +34,7 @@ import numpy as np
 
 from course_lib.grading import harvest
 from course_lib.grading.runner import ANSI
-from course_lib.grading.spec import REPOSITORY_ROOT, allclose, load_assignment
+from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 SKIP_TAGS = ("skip-grading",)
@@ -311,9 +311,8 @@ def score_tests(assignment, expected, inputs, results):
                 reason = f"raised {kind}: {one_line(outcome.get('message', ''), 300)}"
         elif outcome.get("status") == "ok":
             got = harvest.decode(outcome.get("value"))
-            compare = test.compare or allclose()
             try:
-                passed, reason = compare(got, expected[test.name], inputs[test.name])
+                passed, reason = test.judge(got, expected[test.name], inputs[test.name])
             except Exception as error:  # a malformed answer must not stop the batch
                 passed, reason = False, f"the answer could not be checked ({type(error).__name__})"
             if passed:

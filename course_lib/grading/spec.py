@@ -78,6 +78,10 @@ class Test:
     def seed(self, assignment_id):
         return zlib.crc32(f"{assignment_id}/{self.name}".encode())
 
+    def judge(self, got, expected, inputs):
+        """`(passed, reason)` for the value `got`: `compare`, or `allclose()` when none is set."""
+        return (self.compare or allclose())(got, expected, inputs)
+
 
 @dataclass
 class Assignment:
@@ -273,7 +277,7 @@ def exact(compare_as=None):
     """
 
     def compare(got, expected, inputs):
-        if compare_as is int and not _is_whole_number(got):
+        if compare_as is int and not is_whole_number(got):
             return False, f"result: expected a whole number, got {_describe(got)}"
         if compare_as in (set, frozenset, tuple, list) and isinstance(got, (str, bytes, dict)):
             # set("Vb") would be {"V", "b"}: a string is not a collection of names.
@@ -290,12 +294,14 @@ def exact(compare_as=None):
     return compare
 
 
-def _is_whole_number(value):
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if isinstance(value, (int, np.integer)):
-        return True
-    return isinstance(value, (float, np.floating)) and float(value).is_integer()
+def is_integer(value):
+    """An int or NumPy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def is_whole_number(value):
+    """An integer, or a float with no fractional part (`98432.0`); not a bool or a string."""
+    return is_integer(value) or (isinstance(value, (float, np.floating)) and float(value).is_integer())
 
 
 def _normalise(value):

@@ -73,35 +73,31 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
             f"Received: steps={steps}, report_every={report_every}, steps_per_execution={per_execution}"
         )
     _build_before_distributed_fit(model, dataset)
-    # "Epoch 5/6" then "Epoch 6/6", not "Epoch 5/5" then "Epoch 6/6".
-    progress = (lambda: [_ProgressOutOf(epochs + 1)]) if remainder and verbose else (lambda: [])
-    timer = StepTimer()
-    history = model.fit(
-        dataset.repeat() if hasattr(dataset, "repeat") else dataset,
-        epochs=epochs,
-        steps_per_epoch=report_every,
-        verbose=verbose,
-        callbacks=[timer, *progress(), *callbacks],
-        validation_data=validation_data,
-        shuffle=False,  # a dataset brings its own order; Keras would only warn that it ignores the flag
-    )
-    seconds = timer.seconds
-    if remainder:
-        # A tf.data dataset would start again from its first batch; a Python
-        # generator simply goes on.
-        rest = dataset.repeat().skip(epochs * report_every) if hasattr(dataset, "repeat") else dataset
-        extra_timer = StepTimer()
-        extra = model.fit(
-            rest,
-            initial_epoch=epochs,
-            epochs=epochs + 1,
-            steps_per_epoch=remainder,
+    # A tf.data dataset is repeated (a second fit would start it again from its
+    # first batch); a Python generator simply goes on.
+    stream = dataset.repeat() if hasattr(dataset, "repeat") else dataset
+
+    def fit(data, first_epoch, last_epoch, length):
+        timer = StepTimer()
+        # With a remainder: "Epoch 5/6" then "Epoch 6/6", not "Epoch 5/5" then "Epoch 6/6".
+        progress = [_ProgressOutOf(epochs + 1)] if remainder and verbose else []
+        history = model.fit(
+            data,
+            initial_epoch=first_epoch,
+            epochs=last_epoch,
+            steps_per_epoch=length,
             verbose=verbose,
-            callbacks=[extra_timer, *progress(), *callbacks],
+            callbacks=[timer, *progress, *callbacks],
             validation_data=validation_data,
-            shuffle=False,
+            shuffle=False,  # a dataset brings its own order; Keras would only warn that it ignores the flag
         )
-        seconds += extra_timer.seconds
+        return history, timer.seconds
+
+    history, seconds = fit(stream, 0, epochs, report_every)
+    if remainder:  # one shorter epoch that continues the stream
+        rest = stream.skip(epochs * report_every) if hasattr(stream, "skip") else stream
+        extra, extra_seconds = fit(rest, epochs, epochs + 1, remainder)
+        seconds += extra_seconds
         history.epoch.extend(extra.epoch)
         for name, values in extra.history.items():
             history.history.setdefault(name, []).extend(values)
