@@ -310,7 +310,7 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
         )
     pairs = generate_pairs() if pairs is None else list(pairs)
     # Union-find over English sentences: two English sentences with a common
-    # Hindi translation form one group, named by its first English sentence.
+    # Hindi translation form one group, named by its alphabetically first sentence.
     parent = {}
 
     def root(english):
