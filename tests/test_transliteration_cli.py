@@ -102,3 +102,24 @@ def test_resume_refuses_to_switch_from_a_file_to_the_generated_words(files, caps
     # Nor may it be scored on the generated test words, which say nothing about it.
     assert main(["evaluate", "transliteration", "--model", str(out)]) == 2
     assert "pass the test file with --test" in capsys.readouterr().err.lower()
+
+
+def test_typed_generated_words_are_kept_when_a_run_resumes(files, capsys, tmp_path):
+    out = tmp_path / "typed"
+    tiny = ["--units", "8", "--embedding-dim", "8", "--batch-size", "64", "--out", str(out)]
+    assert main(["train", "transliteration", "--drop-vowel-length", "0.5", "--epochs", "1"] + tiny) == 0
+    # Resumed without the flag: the same typed words, not the exact ones.
+    assert main(["train", "transliteration", "--epochs", "2"] + tiny) == 0
+    state = json.loads((out / "training_state.json").read_text())
+    assert state["epochs_done"] == 2 and state["config"]["drop_vowel_length"] == 0.5
+    capsys.readouterr()
+    assert main(["train", "transliteration", "--drop-vowel-length", "0.2", "--epochs", "3"] + tiny) == 2
+    assert "trained with --drop-vowel-length 0.5" in capsys.readouterr().err
+    assert json.loads((out / "training_state.json").read_text())["epochs_done"] == 2
+    # A file's words are used as they are typed.
+    assert main(["train", "transliteration", "--train", str(files["train"]), "--drop-vowel-length", "0.5",
+                 "--out", str(tmp_path / "file_run")]) == 2
+    assert "generated words only" in capsys.readouterr().err
+    metrics_path = tmp_path / "typed.json"
+    assert main(["evaluate", "transliteration", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
+    assert json.loads(metrics_path.read_text())["test_file"] == "generated test set"

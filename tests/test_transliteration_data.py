@@ -109,6 +109,33 @@ def test_generated_splits_deterministic_and_disjoint():
     assert [p.roman for p in other] != [p.roman for p in train]
 
 
+def _without_vowel_length(native):
+    """The Devanagari word with every long vowel made short (आ -> अ, ी -> ि ...)."""
+    return native.translate(str.maketrans({"आ": "अ", "ई": "इ", "ऊ": "उ", "ा": None, "ी": "ि", "ू": "ु"}))
+
+
+def test_typed_words_drop_only_the_vowel_length():
+    exact = generate_pairs(400, seed=2)
+    assert generate_pairs(400, seed=2, drop_vowel_length=0.0) == exact  # no typing noise drawn at 0
+    all_short = generate_pairs(400, seed=2, drop_vowel_length=1.0)
+    assert not any(long in p.roman for p in all_short for long in ("aa", "ee", "oo"))
+    typed = generate_pairs(2000, seed=2, drop_vowel_length=0.5)
+    assert len({p.roman for p in typed}) == 2000  # one pair per typed word
+    read_as_typed = [transliterate(p.roman) for p in typed]
+    ambiguous = [(r, p.native) for r, p in zip(read_as_typed, typed) if r != p.native]
+    # About a quarter of the words lose a long vowel that the rules cannot restore...
+    assert 0.15 < len(ambiguous) / len(typed) < 0.4, len(ambiguous)
+    # ...and they differ from the Devanagari word in nothing but vowel length.
+    assert all(_without_vowel_length(r) == _without_vowel_length(n) for r, n in ambiguous)
+    assert any("ा" in n and "ा" not in r for r, n in ambiguous)
+    train, valid, test = splits(300, 50, 50, seed=3, drop_vowel_length=0.5)
+    romans = [set(p.roman for p in part) for part in (train, valid, test)]
+    assert not (romans[0] & romans[1]) and not (romans[0] & romans[2]) and not (romans[1] & romans[2])
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match=f"drop_vowel_length={bad}"):
+            generate_pairs(10, drop_vowel_length=bad)
+
+
 def test_bucketed_batches_pad_less_and_keep_every_example():
     rng = np.random.default_rng(0)
     lengths = rng.integers(2, 20, size=500)

@@ -4,6 +4,14 @@ Words are built from syllable tables written for this course (no third-party
 word list) and transliterated by explicit spelling rules, so every roman word
 has exactly one Devanagari spelling and the set is reproducible from a seed.
 
+People typing Hindi on a Latin keyboard often leave out the vowel length:
+they type `kamal` for both कमल and कामल. With `drop_vowel_length=p`, each long
+vowel (`aa`, `ee`, `oo`) of a generated word is typed short (`a`, `i`, `u`)
+with probability p, and the pair is (typed word, Devanagari word). Then one
+typed word can stand for several Devanagari words and nothing in it says
+which, as in real transliteration data: top-1 accuracy has a ceiling below 1,
+and the k best candidates of a beam matter.
+
 The rules are the ones a learner (and a model) has to pick up from examples:
 
 - a consonant followed by `a` keeps its inherent vowel: `kamal` -> कमल;
@@ -127,14 +135,40 @@ def random_word(rng, min_syllables=2, max_syllables=4):
     return word
 
 
-def generate_pairs(count, seed=0, min_syllables=2, max_syllables=4):
-    """`count` distinct generated pairs, as `TransliterationPair`s.
+LONG_VOWELS_TYPED_SHORT = {"aa": "a", "ee": "i", "oo": "u"}
 
-    The Devanagari side is a function of the roman side (`transliterate`), so
-    a roman string met twice (e.g. "k" + "ha" and "kh" + "a") is one pair.
+
+def typed_spelling(roman, rng, drop_vowel_length):
+    """`roman` as a person might type it: each long vowel (`aa`, `ee`, `oo`) is
+    typed short (`a`, `i`, `u`) with probability `drop_vowel_length`.
+
+    The Devanagari word stays `transliterate(roman)`; only the source loses
+    the vowel length (`kaamal` -> `kamal`, still कामल).
+    """
+    typed = []
+    for kind, spelling in _parse(roman):
+        if kind == "V" and spelling in LONG_VOWELS_TYPED_SHORT and rng.random() < drop_vowel_length:
+            spelling = LONG_VOWELS_TYPED_SHORT[spelling]
+        typed.append(spelling)
+    return "".join(typed)
+
+
+def generate_pairs(count, seed=0, min_syllables=2, max_syllables=4, drop_vowel_length=0.0):
+    """`count` generated pairs with distinct roman sides, as `TransliterationPair`s.
+
+    The Devanagari side is a function of the spelled roman word (`transliterate`), so
+    a roman string met twice (e.g. "k" + "ha" and "kh" + "a") is one pair. With
+    `drop_vowel_length` > 0 the roman side is the typed word (`typed_spelling`),
+    and a typed word met twice is kept once, with the Devanagari word it was
+    first typed for.
     """
     if int(count) < 1:
         raise ValueError(f"`count` must be positive. Received: count={count}")
+    if not 0.0 <= drop_vowel_length <= 1.0:
+        raise ValueError(
+            "`drop_vowel_length` (the probability that a long vowel is typed short) must lie in [0, 1]. "
+            f"Received: drop_vowel_length={drop_vowel_length}"
+        )
     rng = np.random.default_rng(seed)
     seen, pairs = set(), []
     attempts = 0
@@ -146,14 +180,16 @@ def generate_pairs(count, seed=0, min_syllables=2, max_syllables=4):
                 f"syllables. Received: count={count}"
             )
         word = random_word(rng, min_syllables, max_syllables)
-        if word in seen:
+        # Drawing no typing noise at 0 keeps the exact sets of earlier versions.
+        typed = typed_spelling(word, rng, drop_vowel_length) if drop_vowel_length else word
+        if typed in seen:
             continue
-        seen.add(word)
-        pairs.append(TransliterationPair(word, transliterate(word), line_number=len(pairs) + 1))
+        seen.add(typed)
+        pairs.append(TransliterationPair(typed, transliterate(word), line_number=len(pairs) + 1))
     return pairs
 
 
-def splits(train=4000, valid=500, test=500, seed=0, min_syllables=2, max_syllables=4):
-    """Train/valid/test lists of pairs with no roman word in two parts."""
-    pairs = generate_pairs(train + valid + test, seed, min_syllables, max_syllables)
+def splits(train=4000, valid=500, test=500, seed=0, min_syllables=2, max_syllables=4, drop_vowel_length=0.0):
+    """Train/valid/test lists of pairs with no roman (typed) word in two parts."""
+    pairs = generate_pairs(train + valid + test, seed, min_syllables, max_syllables, drop_vowel_length)
     return pairs[:train], pairs[train:train + valid], pairs[train + valid:]

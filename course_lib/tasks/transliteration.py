@@ -57,6 +57,7 @@ class TransliterationConfig:
     length_penalty: float = 1.0
     max_output_length: int = 32
     train_words: int = 4000  # generated set only
+    drop_vowel_length: float = 0.0  # generated set only: share of long vowels typed short (aa -> a)
     valid_words: int = 500
     test_words: int = 500
     direction: str = "roman-native"  # or "native-roman": the reverse model that scores candidates (reranking)
@@ -113,7 +114,8 @@ def generated_splits(config):
     """The offline default: generated (train, valid, test) pairs."""
     from course_lib.data.transliteration_words import splits
 
-    return splits(config.train_words, config.valid_words, config.test_words, seed=config.seed)
+    return splits(config.train_words, config.valid_words, config.test_words, seed=config.seed,
+                  drop_vowel_length=config.drop_vowel_length)
 
 
 DIRECTIONS = ("roman-native", "native-roman")
@@ -795,16 +797,30 @@ def _train_command(args):
         epochs=args.epochs, batch_size=args.batch_size, units=args.units,
         embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
         direction=args.direction, right_to_left=args.right_to_left or None,
+        drop_vowel_length=args.drop_vowel_length,
     )
     if args.no_attention:
         config.attention = False
     if args.train:
+        if args.drop_vowel_length is not None:
+            raise ValueError(
+                "`--drop-vowel-length` changes the generated words only; a file's roman words are used as "
+                f"they are. Received: --train {args.train!r} --drop-vowel-length {args.drop_vowel_length}"
+            )
         train_pairs = load_pairs(args.train)
         valid_pairs = load_pairs(args.valid) if args.valid else None
         source_name = args.train
     else:
         if args.valid:
             raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
+        saved = read_state(args.out).get("config", {}).get("drop_vowel_length")
+        if saved is not None and args.drop_vowel_length is None:
+            config.drop_vowel_length = saved  # a resumed run keeps training on the same typed words
+        elif saved is not None and saved != config.drop_vowel_length:
+            raise ValueError(
+                f"{str(args.out)!r} was trained with --drop-vowel-length {saved}; resuming it needs the same "
+                f"words. Received: --drop-vowel-length {args.drop_vowel_length}"
+            )
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
     previous = read_state(args.out).get("train_file")
@@ -938,6 +954,9 @@ def register_cli(commands):
                               help="native-roman trains the reverse model used by `evaluate --rerank-with`")
     train_parser.add_argument("--right-to-left", action="store_true",
                               help="write each word from its last letter (a reranker for `evaluate --rerank-with`)")
+    train_parser.add_argument("--drop-vowel-length", type=float, metavar="P",
+                              help="generated words only: type each long vowel short with probability P "
+                                   "(aa -> a), so one typed word can stand for several Hindi words")
     train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
     train_parser.set_defaults(handler=_train_command)
 
