@@ -55,8 +55,9 @@ ENTRIES = [
           "learned vs oracle-supervised attention",
           fast_cpu="42 s", full_cpu="2.2 min"),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
-          "character-level encoder-decoder, Roman -> Devanagari; top-k accuracy; right-to-left reranking",
-          fast_cpu="46 s", full_cpu="16 min"),
+          "character-level encoder-decoder, Roman -> Devanagari; words typed without vowel length, so top-1 has a "
+          "ceiling; top-k accuracy; right-to-left reranking",
+          fast_cpu="52 s", full_cpu="16 min"),
     Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
           "CNN feature maps as locations; attention over them; where the model looks for each word",
           fast_cpu="34 s", full_cpu="3.3 min"),
