@@ -126,10 +126,15 @@ def _softmax_inputs(shape, scale, shift=0.0):
     return make
 
 
-def _context_inputs(batch, src_len, value_dim):
+def _context_inputs(batch, src_len, value_dim, real_lengths=None):
+    """Random weights (rows sum to 1) and values; with `real_lengths`, the
+    positions after each row's length are padding and get weight 0."""
     def make(rng):
+        scores = rng.normal(size=(batch, src_len))
+        if real_lengths is not None:
+            scores = np.where(np.arange(src_len)[None, :] < np.array(real_lengths)[:, None], scores, -np.inf)
         return {
-            "weights": softmax(rng.normal(size=(batch, src_len))),
+            "weights": softmax(scores),
             "values": rng.normal(size=(batch, src_len, value_dim)),
         }
 
@@ -215,9 +220,10 @@ ASSIGNMENT = Assignment(
         Test("context: random weights", "context", 0.5,
              call="student.context_vector(inputs['weights'], inputs['values'])",
              inputs=_context_inputs(3, 6, 4), expected=lambda i: context_vector(i["weights"], i["values"])),
-        Test("context: one position, wide values", "context", 0.5,
+        Test("context: padded positions (weight 0), wide values", "context", 0.5,
              call="student.context_vector(inputs['weights'], inputs['values'])",
-             inputs=_context_inputs(2, 1, 9), expected=lambda i: context_vector(i["weights"], i["values"])),
+             inputs=_context_inputs(2, 3, 9, real_lengths=(1, 2)),
+             expected=lambda i: context_vector(i["weights"], i["values"])),
         Test("steps: 4 decoder states over a padded batch", "steps", 1.0,
              call=STEPS_CALL, inputs=_steps_inputs,
              expected=lambda i: attend_over_steps(i["states"], i["values"], i["mask"], i["U_att"], i["W_att"], i["v_att"]),

@@ -191,6 +191,17 @@ def test_a1_hidden_softmax_test_needs_the_maximum_subtracted():
     assert _hidden_verdict("A1", "softmax: 3-D scores with large values", softmax=A1.softmax)[0]
 
 
+def context_without_the_sum(weights, values):
+    """The slip: each value scaled by its weight, the positions laid side by side instead of summed."""
+    return (weights[..., None] * values).reshape(len(values), -1)  # (batch, src_len * value_dim)
+
+
+def test_a1_every_hidden_context_test_needs_the_sum_over_positions():
+    for name in ("context: random weights", "context: padded positions (weight 0), wide values"):
+        assert not _hidden_verdict("A1", name, context_vector=context_without_the_sum)[0], name
+        assert _hidden_verdict("A1", name, context_vector=A1.context_vector)[0], name
+
+
 def keys_without_transpose(values, W_att):
     return values @ W_att
 
