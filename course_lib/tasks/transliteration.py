@@ -801,6 +801,7 @@ def _train_command(args):
     )
     if args.no_attention:
         config.attention = False
+    state = read_state(args.out)  # empty unless the run resumes
     if args.train:
         if args.drop_vowel_length is not None:
             raise ValueError(
@@ -813,7 +814,7 @@ def _train_command(args):
     else:
         if args.valid:
             raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
-        saved = read_state(args.out).get("config", {}).get("drop_vowel_length")
+        saved = state.get("config", {}).get("drop_vowel_length")
         if saved is not None and args.drop_vowel_length is None:
             config.drop_vowel_length = saved  # a resumed run keeps training on the same typed words
         elif saved is not None and saved != config.drop_vowel_length:
@@ -823,7 +824,7 @@ def _train_command(args):
             )
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
-    previous = read_state(args.out).get("train_file")
+    previous = state.get("train_file")
     if previous is not None:
         check_same_training_data(args.out, previous, args.train)
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
