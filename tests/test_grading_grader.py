@@ -231,6 +231,45 @@ def test_runner_limits_per_notebook_memory_and_files(tmp_path):
     assert cells[5] == {"status": "not-run", "reason": "notebook time limit reached"}
 
 
+def _kernel_session(tmp_path, monkeypatch, dying_starts):
+    """A `KernelSession` whose first `dying_starts` kernels cannot start (their
+    Python has no standard library), as a kernel does whose port was taken."""
+    from jupyter_client import KernelManager
+
+    from course_lib.grading import runner
+
+    starts = []
+    start_kernel = KernelManager.start_kernel
+
+    def start(manager, **kwargs):
+        starts.append(1)
+        if len(starts) <= dying_starts:
+            kwargs["env"] = dict(kwargs["env"], PYTHONHOME=str(tmp_path / "no-python-here"))
+        return start_kernel(manager, **kwargs)
+
+    monkeypatch.setattr(KernelManager, "start_kernel", start)
+    spec_root = runner._kernel_spec_dir(tmp_path / "spec", memory_mb=2048, file_mb=8)
+    return (lambda: runner.KernelSession(tmp_path, spec_root, dict(os.environ), 10_000, 5)), starts
+
+
+def test_a_kernel_that_dies_before_any_code_runs_is_started_again(tmp_path, monkeypatch):
+    from course_lib.grading import runner
+
+    make, starts = _kernel_session(tmp_path, monkeypatch, dying_starts=runner.KERNEL_START_ATTEMPTS - 1)
+    session = make()
+    try:
+        result = session.run("print(6 * 7)", 30)
+    finally:
+        session.close()
+    assert result["status"] == "ok" and result["output"].strip() == "42"
+    assert len(starts) == runner.KERNEL_START_ATTEMPTS
+
+    make, starts = _kernel_session(tmp_path, monkeypatch, dying_starts=runner.KERNEL_START_ATTEMPTS)
+    with pytest.raises(RuntimeError, match="died"):
+        make()
+    assert len(starts) == runner.KERNEL_START_ATTEMPTS
+
+
 def test_submission_names_never_collide():
     # Two "alice" in different folders and a third student's "alice-2" must
     # give three different CSV rows and feedback files (also on a file system

@@ -60,8 +60,18 @@ class CellResult(dict):
     pass
 
 
+KERNEL_START_ATTEMPTS = 3
+
+
 class KernelSession:
-    """A kernel with a blocking client, and one `run(code, timeout)` method."""
+    """A kernel with a blocking client, and one `run(code, timeout)` method.
+
+    A kernel that dies before it answers its first request is started again
+    (up to `KERNEL_START_ATTEMPTS` times): no submitted code has run yet, so
+    the cause is the machine, e.g. a port that another kernel started in
+    parallel took between jupyter_client choosing it and this kernel binding
+    it. Without the retry the submission would score 0 for nothing it did.
+    """
 
     def __init__(self, workdir, spec_root, env, output_limit, grace):
         from jupyter_client import KernelManager
@@ -70,11 +80,19 @@ class KernelSession:
         self.output_limit = output_limit
         self.grace = grace
         spec_manager = KernelSpecManager(kernel_dirs=[str(spec_root / "kernels")])
-        self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager)
-        self.manager.start_kernel(cwd=str(workdir), env=env)
-        self.client = self.manager.client()
-        self.client.start_channels()
-        self.client.wait_for_ready(timeout=120)
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+            self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager)
+            self.manager.start_kernel(cwd=str(workdir), env=env)
+            self.client = self.manager.client()
+            self.client.start_channels()
+            try:
+                self.client.wait_for_ready(timeout=120)
+                return
+            except RuntimeError:  # "Kernel died before replying to kernel_info", or no reply in time
+                dead = not self.manager.is_alive()
+                self.close()
+                if not dead or attempt == KERNEL_START_ATTEMPTS:
+                    raise
 
     def run(self, code, timeout):
         """Runs `code`; returns a dict with status, outputs and error."""
