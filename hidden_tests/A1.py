@@ -132,7 +132,7 @@ def _context_inputs(batch, src_len, value_dim, real_lengths=None):
     def make(rng):
         scores = rng.normal(size=(batch, src_len))
         if real_lengths is not None:
-            scores = np.where(np.arange(src_len)[None, :] < np.array(real_lengths)[:, None], scores, -np.inf)
+            scores = apply_mask(scores, np.arange(src_len)[None, :] < np.array(real_lengths)[:, None])
         return {
             "weights": softmax(scores),
             "values": rng.normal(size=(batch, src_len, value_dim)),
