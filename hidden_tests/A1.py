@@ -214,9 +214,13 @@ ASSIGNMENT = Assignment(
              inputs=_softmax_inputs((4, 7), 2.0), expected=lambda i: softmax(i["scores"])),
         Test("softmax: 3-D scores with large values", "softmax", 1.0,
              call="student.softmax(inputs['scores'])",
-             # Around 1000, above where exp() overflows (about 709): only a
-             # softmax that subtracts the maximum passes.
-             inputs=_softmax_inputs((2, 3, 5), 300.0, shift=1000.0), expected=lambda i: softmax(i["scores"])),
+             # Rows around +1000 and around -1000: exp() overflows above about
+             # 709 and underflows to 0 below about -745, so only a softmax
+             # that subtracts each row's own maximum passes (the maximum of
+             # the whole array leaves the -1000 rows as 0 / 0).
+             inputs=_softmax_inputs((2, 3, 5), 3.0, shift=np.array([[[1000.0], [-1000.0], [1000.0]],
+                                                                      [[-1000.0], [1000.0], [-1000.0]]])),
+             expected=lambda i: softmax(i["scores"])),
         Test("context: random weights", "context", 0.5,
              call="student.context_vector(inputs['weights'], inputs['values'])",
              inputs=_context_inputs(3, 6, 4), expected=lambda i: context_vector(i["weights"], i["values"])),
@@ -229,7 +233,8 @@ ASSIGNMENT = Assignment(
              expected=lambda i: attend_over_steps(i["states"], i["values"], i["mask"], i["U_att"], i["W_att"], i["v_att"]),
              compare=allclose(names=("contexts", "weights")), substitute=PARTS),
         _shape_test("shapes: batch 8, 11 positions, 64-d state, 32-d values, 16 units", (8, 11, 64, 32, 16), 0.5),
-        _shape_test("shapes: equal sizes", (2, 3, 10, 10, 10), 0.5),
+        # All five sizes differ, so a transposed U_att or W_att is caught here too.
+        _shape_test("shapes: batch 2, 3 positions, 5-d state, 7-d values, 4 units", (2, 3, 5, 7, 4), 0.5),
         _count_test("params: 300-d state, 200-d values, 50 units", (300, 200, 50), 0.5),
         _count_test("params: 1024-d state, 2048-d values, 256 units", (1024, 2048, 256), 0.5),
     ],

@@ -147,7 +147,8 @@ FORCING_CALL = "student.teacher_forced_decode(*_grader_forcing_arguments(inputs)
 
 
 def _teacher_inputs(rng):
-    return {"target_out": rng.integers(3, 14, size=(4, 6)).astype("int32"), "go_id": 1}
+    # Not the course's <GO> id (1): an answer that ignores `go_id` must fail.
+    return {"target_out": rng.integers(3, 14, size=(4, 6)).astype("int32"), "go_id": 5}
 
 
 ASSIGNMENT = Assignment(

@@ -135,9 +135,16 @@ ASSIGNMENT = Assignment(
              call="student.sentence_mask(inputs['word_mask'])",
              inputs=lambda rng: {"word_mask": _word_mask(rng, 3, 5, 4)},
              expected=lambda i: sentence_mask(i["word_mask"]), compare=exact()),
-        Test("classify: 5 classes", "classify", 1.0,
+        Test("classify: 5 classes", "classify", 0.5,
              call="student.class_probabilities(inputs['document'], inputs['V'], inputs['b'])",
              inputs=lambda rng: {"document": rng.normal(size=(4, 6)), "V": rng.normal(size=(5, 6)), "b": rng.normal(size=5)},
+             expected=lambda i: class_probabilities(i["document"], i["V"], i["b"])),
+        # Logits in the thousands (a long, confident document vector): exp() overflows
+        # unless each row's largest logit is subtracted first.
+        Test("classify: large logits (a stable softmax)", "classify", 0.5,
+             call="student.class_probabilities(inputs['document'], inputs['V'], inputs['b'])",
+             inputs=lambda rng: {"document": 2000.0 * rng.normal(size=(3, 6)), "V": rng.normal(size=(4, 6)),
+                                 "b": rng.normal(size=4)},
              expected=lambda i: class_probabilities(i["document"], i["V"], i["b"])),
     ],
     references={"attention_pool": attention_pool},

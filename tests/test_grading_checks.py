@@ -317,3 +317,117 @@ def test_quiz_answer_forms_are_those_the_grader_takes(value, kind, accepted):
         assert exact(set)(value, set(value) if accepted else {"V", "b"}, {})[0] == accepted
     elif kind == "number":
         assert allclose()(value, 0.69, {})[0] == accepted
+
+
+# -- Third review (an instructor's wrong submissions): each slip below used to pass ------
+
+
+def softmax_minus_global_maximum(scores):
+    """The slip: the maximum of the whole array is subtracted, not each row's own."""
+    exponentials = np.exp(scores - np.max(scores))
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def test_a1_hidden_softmax_test_needs_each_rows_own_maximum():
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        ok, reason = _hidden_verdict("A1", "softmax: 3-D scores with large values", softmax=softmax_minus_global_maximum)
+    assert not ok, reason
+    assert _hidden_verdict("A1", "softmax: 3-D scores with large values", softmax=A1.softmax)[0]
+
+
+def shapes_in_keras_orientation(batch, src_len, query_dim, value_dim, units):
+    shapes = A1.attention_shapes(batch, src_len, query_dim, value_dim, units)
+    return {**shapes, "U_att": (query_dim, units), "W_att": (value_dim, units)}
+
+
+def test_a1_both_hidden_shape_tests_catch_transposed_matrices():
+    names = [t.name for t in A1.ASSIGNMENT.tests if t.question == "shapes"]
+    assert len(names) == 2
+    for name in names:
+        assert not _hidden_verdict("A1", name, attention_shapes=shapes_in_keras_orientation)[0], name
+        assert _hidden_verdict("A1", name, attention_shapes=A1.attention_shapes)[0], name
+
+
+def attend_with_the_previous_row(decoder_states, values, mask, U_att, W_att, v_att):
+    """The slip: step t attends with row t - 1 of the block (the block already holds s_{t-1})."""
+    return A1.attend_over_steps(np.roll(decoder_states, 1, axis=1), values, mask, U_att, W_att, v_att)
+
+
+def test_a1_steps_check_catches_a_shifted_query():
+    with pytest.raises(checks.CheckFailed, match=r"changed the weights of steps \[2\], expected step 1 alone"):
+        checks.check_attend_over_steps(attend_with_the_previous_row)
+
+
+def inputs_with_a_fixed_go(target_out, go_id=1):
+    from course_lib.data import reversal
+
+    target_out = np.asarray(target_out)
+    return np.concatenate([np.full((len(target_out), 1), reversal.GO), target_out[:, :-1]], axis=1)
+
+
+def test_a2_go_id_must_be_used_by_check_and_hidden_test():
+    A2 = _hidden("A2")
+    with pytest.raises(checks.CheckFailed, match="use the go_id argument"):
+        checks.check_teacher_forcing_inputs(inputs_with_a_fixed_go)
+    name = "inputs: batch of 4 targets"
+    assert not _hidden_verdict("A2", name, teacher_forcing_inputs=inputs_with_a_fixed_go)[0]
+    right = lambda target_out, go_id: np.concatenate(  # noqa: E731
+        [np.full((len(target_out), 1), go_id), np.asarray(target_out)[:, :-1]], axis=1)
+    assert _hidden_verdict("A2", name, teacher_forcing_inputs=right)[0]
+    assert A2.ASSIGNMENT.tests[0].name == name
+
+
+def test_a2_loop_check_blames_the_step_when_the_step_is_wrong():
+    """A right loop over a wrong step: the message sends the student back to part 2."""
+    from keras import ops
+
+    def attention_decoder_step(decoder, previous_tokens, state, memory):  # context first: the wrong order
+        embedded = decoder.embedding(previous_tokens)
+        context, weights = decoder.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
+        new_state, _ = decoder.cell(ops.concatenate([context, embedded], axis=-1), state)
+        return decoder.output_layer(new_state), new_state, weights
+
+    namespace = {"attention_decoder_step": attention_decoder_step, "ops": ops}
+    exec(  # the student's loop, defined where it finds the student's step, as in a notebook
+        "def teacher_forced_decode(decoder, target_inputs, memory, initial_state):\n"
+        "    state, all_logits, all_weights = initial_state, [], []\n"
+        "    for step in range(target_inputs.shape[1]):\n"
+        "        logits, state, weights = attention_decoder_step(decoder, target_inputs[:, step], state, memory)\n"
+        "        all_logits.append(logits)\n"
+        "        all_weights.append(weights)\n"
+        "    return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)\n",
+        namespace,
+    )
+    with pytest.raises(checks.CheckFailed, match="because your attention_decoder_step does: fix part 2 first"):
+        checks.check_teacher_forced_decode(namespace["teacher_forced_decode"])
+
+
+def test_a2_loop_check_blames_the_loop_when_the_step_is_right():
+    from keras import ops
+
+    def forcing_without_carrying_the_state(decoder, target_inputs, memory, initial_state):
+        all_logits, all_weights = [], []
+        for step in range(target_inputs.shape[1]):
+            logits, _, weights = attention_decoder_step(decoder, target_inputs[:, step], initial_state, memory)
+            all_logits.append(logits)
+            all_weights.append(weights)
+        return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)
+
+    with pytest.raises(checks.CheckFailed, match="carry the state from one step to the next"):
+        checks.check_teacher_forced_decode(forcing_without_carrying_the_state)
+
+
+def unstable_class_probabilities(document, V, b):
+    exponentials = np.exp(document @ V.T + b)
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def test_a5_class_softmax_must_be_stable_for_check_and_hidden_test():
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(checks.CheckFailed, match="NaN or infinity"):
+            checks.check_class_probabilities(unstable_class_probabilities)
+        name = "classify: large logits (a stable softmax)"
+        assert not _hidden_verdict("A5", name, class_probabilities=unstable_class_probabilities)[0]
+    assert _hidden_verdict("A5", name, class_probabilities=A5.class_probabilities)[0]
+    # the ordinary test still passes the slip: only one half-point depends on stability
+    assert _hidden_verdict("A5", "classify: 5 classes", class_probabilities=unstable_class_probabilities)[0]

@@ -55,8 +55,11 @@ def check_finite(value, name="result"):
     return array
 
 
-def check_weights(weights, mask=None, name="weights", axis=-1):
-    """Attention weights: non-negative, sum to 1 over `axis`, zero on padding."""
+def check_weights(weights, mask=None, name="weights", axis=-1, over="the source positions"):
+    """Attention weights: non-negative, sum to 1 over `axis`, zero on padding.
+
+    `over` names what the last axis holds, for the messages ("the classes").
+    """
     weights = check_finite(weights, name)
     if np.any(weights < -1e-7):
         _fail(f"{name} has negative entries; a softmax is never negative.")
@@ -68,8 +71,8 @@ def check_weights(weights, mask=None, name="weights", axis=-1):
     sums = weights.sum(axis=axis)
     if not np.allclose(sums, 1.0, atol=1e-5):
         other = weights.sum(axis=0)
-        hint = " They do sum to 1 over the first axis: normalise over the source positions (the last axis)." if weights.ndim > 1 and np.allclose(other, 1.0, atol=1e-5) else ""
-        _fail(f"{name} do not sum to 1 over the source positions (sums range {sums.min():.3g} to {sums.max():.3g}).{hint}")
+        hint = f" They do sum to 1 over the first axis: normalise over {over} (the last axis)." if weights.ndim > 1 and np.allclose(other, 1.0, atol=1e-5) else ""
+        _fail(f"{name} do not sum to 1 over {over} (sums range {sums.min():.3g} to {sums.max():.3g}).{hint}")
     return weights
 
 
@@ -219,6 +222,16 @@ def check_attend_over_steps(attend_over_steps):
     check_weights(weights, mask=mask[:, None, :], name="weights at every step")
     check_close(contexts, np.einsum("bts,bsd->btd", weights, values), "contexts",
                 hint="each context must be the weighted sum of the h_j with that step's weights.")
+    # Row t of decoder_states is the query of step t (it plays s_{t-1}): changing
+    # only row 1 may change only the weights of step 1.
+    changed_states = states.copy()
+    changed_states[:, 1] += 2.0
+    changed = as_numpy(attend_over_steps(changed_states, values, mask, params["U_att"], params["W_att"],
+                                         params["v_att"])[1], "weights")
+    moved = [step for step in range(3) if not np.allclose(changed[:, step], weights[:, step], atol=1e-9)]
+    if moved != [1]:
+        _fail(f"changing only decoder_states[:, 1] changed the weights of steps {moved}, expected step 1 alone: "
+              "step t attends with decoder_states[:, t].")
     _passed("attend_over_steps")
 
 
@@ -374,6 +387,11 @@ def check_teacher_forcing_inputs(teacher_forcing_inputs):
         _fail("<stop> is only ever an output: drop the last target token from the inputs.")
     if not np.array_equal(result, target_in):
         _fail("input t + 1 must be target token t (the target shifted right by one).")
+    other_go = 7  # another vocabulary's <GO> id: the argument, not reversal.GO, must be used
+    result = np.asarray(teacher_forcing_inputs(target_out, other_go))
+    if not np.all(result[:, 0] == other_go):
+        _fail(f"with go_id={other_go} the inputs must start with {other_go}: use the go_id argument, "
+              "not a fixed id.")
     _passed("teacher_forcing_inputs")
 
 
@@ -423,9 +441,32 @@ def check_teacher_forced_decode(teacher_forced_decode):
     check_weights(alignments, mask=mask[:, None, :], name="alignments at every step")
     reference_logits, reference_alignments = reference(target_inputs, memory["values"], state, source_mask=memory["mask"])
     if not np.allclose(as_numpy(result[0]), as_numpy(reference_logits), atol=1e-4):
+        if not _step_agrees(teacher_forced_decode, decoder, reference, target_inputs[:, 0], state, memory):
+            _fail("the logits differ from the course decoder's, because your attention_decoder_step does: "
+                  "fix part 2 first (its check says how), then run this cell again.")
         _fail("the logits differ from the course decoder's teacher-forced pass: feed the TRUE previous token "
               "at every step and carry the state from one step to the next.")
     _passed("teacher_forced_decode")
+
+
+def _step_agrees(teacher_forced_decode, decoder, reference, tokens, state, memory):
+    """Whether the student's `attention_decoder_step` (the one the loop calls) matches one reference step.
+
+    True when there is no such function to look at, so that the loop gets the blame only when the
+    step is right.
+    """
+    step = getattr(teacher_forced_decode, "__globals__", {}).get("attention_decoder_step")
+    if not callable(step):
+        return True
+    expected_logits, expected_state, _ = reference.step(tokens, state, memory)
+    try:
+        logits, new_state, _ = step(decoder, tokens, state, memory)
+        logits, new_state = as_numpy(logits), as_numpy(new_state)
+    except Exception:  # CheckFailed included: a step that fails its own check is not right
+        return False
+    return (logits.shape == tuple(expected_logits.shape) and new_state.shape == tuple(expected_state.shape)
+            and np.allclose(logits, as_numpy(expected_logits), atol=1e-4)
+            and np.allclose(new_state, as_numpy(expected_state), atol=1e-4))
 
 
 # -- A3: transliteration -------------------------------------------------------------
@@ -520,7 +561,7 @@ def check_attention_pool(attention_pool):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attention_pool should return (pooled, weights).")
     pooled = check_shape(result[0], (3, 4), "pooled")
-    weights = check_weights(result[1], mask=mask, name="weights")
+    weights = check_weights(result[1], mask=mask, name="weights", over="the positions of each row")
     check_close(pooled, np.einsum("bt,btd->bd", weights, states), "pooled",
                 hint="the pooled vector is the weighted sum of the states h_j.")
     _, flat = attention_pool(states, mask, W, b, np.zeros_like(u))
@@ -571,7 +612,7 @@ def check_class_probabilities(class_probabilities):
     rng = _rng(9)
     document, V, b = rng.normal(size=(2, 4)), rng.normal(size=(3, 4)), rng.normal(size=3)
     probabilities = check_shape(class_probabilities(document, V, b), (2, 3), "class_probabilities")
-    check_weights(probabilities, name="class probabilities")
+    check_weights(probabilities, name="class probabilities", over="the classes")
     if np.argmax(probabilities[0]) != np.argmax(V @ document[0] + b):
         _fail("the most probable class must be the one with the largest V s + b.")
     without_V = check_shape(class_probabilities(document, np.zeros_like(V), b), (2, 3), "class_probabilities")
@@ -579,6 +620,8 @@ def check_class_probabilities(class_probabilities):
     expected /= expected.sum()  # softmax(b)
     check_close(without_V, np.stack([expected, expected]), "class probabilities with V = 0",
                 hint="with V = 0 they are softmax(b) for every document: is b missing?")
+    confident = class_probabilities(1000.0 * document, V, b)  # logits in the thousands
+    check_weights(confident, name="class probabilities for logits in the thousands", over="the classes")
     _passed("class_probabilities")
 
 
@@ -606,7 +649,7 @@ def check_attention_over_locations(attention_over_locations):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attention_over_locations should return (context, weights).")
     context = check_shape(result[0], (2, 4), "context")
-    weights = check_weights(result[1], name="weights over the 9 locations")
+    weights = check_weights(result[1], name="weights over the 9 locations", over="the image locations")
     check_close(context, np.einsum("bl,blc->bc", weights, locations), "context",
                 hint="c_t is the weighted sum of the location vectors a_j.")
     _, zero_weights = attention_over_locations(state, locations, U_att, W_att, np.zeros(5))
