@@ -1,4 +1,4 @@
-"""`compile_once`: one compiled function for every batch size and length.
+"""How the course compiles: `compile_once` for decoding, `training_jit_compile` for `fit`.
 
 Decoding and explaining run a model on batches whose size and length change
 from call to call. On TensorFlow a `tf.function` with an input signature of
@@ -33,3 +33,19 @@ def compile_once(function, signature):
         return tf.TensorSpec(shape, dtype)
 
     return tf.function(function, input_signature=[spec(entry) for entry in signature])
+
+
+def training_jit_compile():
+    """The `jit_compile` every task passes to `Model.compile`.
+
+    On TensorFlow, Keras's default (`"auto"`) turns XLA on whenever a GPU is
+    visible, as on Colab. XLA compiles the train step again for every new
+    batch shape, and the course's batches change length from batch to batch
+    (reversal: six lengths; text and captions: padded to each batch's longest
+    item), so a short run could spend more time compiling than training. The
+    tasks therefore train without XLA on TensorFlow, as they do on the CPU in
+    CI. The models do compile under XLA (`tests/test_xla_training.py`): pass
+    `jit_compile=True` yourself for fixed-shape data. On JAX, `fit` is always
+    jitted (`"auto"`); `False` there would run every step eagerly.
+    """
+    return False if keras.backend.backend() == "tensorflow" else "auto"

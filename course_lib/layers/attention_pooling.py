@@ -86,7 +86,7 @@ class AttentionPooling(keras.layers.Layer):
     def score(self, values):
         """Unnormalised scores `u_j^T u`: `(batch, length)`."""
         hidden = ops.tanh(ops.matmul(values, self.kernel) + self.bias)  # (batch, length, units)
-        return ops.matmul(hidden, self.context)  # (batch, length)
+        return ops.einsum("...u,u->...", hidden, self.context)  # (batch, length); XLA-safe, as in BahdanauAttention
 
     def call(self, values, mask=None):
         if len(values.shape) != 3:

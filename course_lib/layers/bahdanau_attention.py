@@ -96,7 +96,9 @@ class BahdanauAttention(keras.layers.Layer):
         else:
             # (batch, queries, 1, units) + (batch, 1, src_len, units)
             hidden = ops.tanh(projected_query[:, :, None, :] + projected_keys[:, None, :, :])
-        return ops.matmul(hidden, self.score_vector)  # (batch, [queries,] src_len)
+        # v_att^T tanh(...): an einsum, not matmul by a vector, whose TensorFlow form (a tensordot
+        # with a transpose computed at run time) XLA cannot differentiate inside the decoder's loop.
+        return ops.einsum("...u,u->...", hidden, self.score_vector)  # (batch, [queries,] src_len)
 
     def call(self, query, values, mask=None, projected_keys=None):
         self._check_inputs(query, values, mask)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary
 from course_lib.tasks.arguments import positive_int
 from course_lib.text.vocabulary import Vocabulary
@@ -247,7 +248,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     settings["vocab_size"] = len(vocabulary)
 
     model = build_captioner(settings, vocabulary, feature_shapes)
-    model.compile(keras.optimizers.Adam(settings["learning_rate"], clipnorm=5.0), steps_per_execution=10)
+    model.compile(keras.optimizers.Adam(settings["learning_rate"], clipnorm=5.0), steps_per_execution=10,
+                  jit_compile=training_jit_compile())
     target_in, target_out = caption_arrays(vocabulary, pair_captions["train"], max_length=settings["max_length"])
     valid_in, valid_out = caption_arrays(vocabulary, pair_captions["valid"], max_length=settings["max_length"])
     train_x = {**_expand(inputs["train"], pair_index["train"]), "target_in": target_in}

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import positive_int
 from course_lib.training.profiles import pick
 
@@ -126,6 +127,7 @@ def build_classifier(vocab_size, num_classes, encoder="han", **sizes):
         optimizer=keras.optimizers.Adam(learning_rate, clipnorm=5.0),
         loss="sparse_categorical_crossentropy",
         metrics=["accuracy"],
+        jit_compile=training_jit_compile(),
     )
     return model
 
@@ -390,7 +392,7 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, le
     arrays = {name: encode_dialogs(part, vocabulary) for name, part in splits.items()}
     keras.utils.set_random_seed(seed)
     model = HierarchicalDialogModel(len(vocabulary), attention=attention, **model_kwargs)
-    model.compile(keras.optimizers.Adam(learning_rate, clipnorm=5.0))
+    model.compile(keras.optimizers.Adam(learning_rate, clipnorm=5.0), jit_compile=training_jit_compile())
     start = time.perf_counter()
     fit_arrays(
         model, {"context": arrays["train"]["context"], "target_in": arrays["train"]["target_in"]},

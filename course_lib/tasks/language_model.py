@@ -10,6 +10,7 @@ import time
 import keras
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.losses import MaskedTokenLoss
@@ -74,6 +75,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
         optimizer=keras.optimizers.Adam(settings["learning_rate"], clipnorm=1.0),
         loss=MaskedTokenLoss(pad_id=char_corpus.PAD),
         steps_per_execution=steps_per_execution_for(report_every, 25),
+        jit_compile=training_jit_compile(),
     )
     stream = batches(train, settings["batch_size"], seed=seed)
     start = time.perf_counter()

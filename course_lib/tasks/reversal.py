@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
 from course_lib.tasks.arguments import positive_int
@@ -105,6 +106,7 @@ def build_model(config):
         # Several steps per compiled call cut Python overhead on TF; JAX's
         # multi-step path needs equal shapes, and our lengths vary per batch.
         steps_per_execution=config.steps_per_execution if on_tensorflow else 1,
+        jit_compile=training_jit_compile(),
     )
     return model
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.data import hindi_english
 from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
 from course_lib.text.vocabulary import STOP, Vocabulary
@@ -149,9 +150,8 @@ def build_model(config, source_vocab_size, target_vocab_size):
         alignment_loss_weight=config.alignment_loss_weight if config.attention else 0.0,
     )
     model.build()
-    # No XLA: the decoder's dynamic-length while loop does not compile there.
     model.compile(keras.optimizers.Adam(config.learning_rate, clipnorm=1.0),
-                  steps_per_execution=config.steps_per_execution, jit_compile=False)
+                  steps_per_execution=config.steps_per_execution, jit_compile=training_jit_compile())
     return model
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.compiling import training_jit_compile
 from course_lib.metrics.transliteration import as_reference_lists
 from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
 from course_lib.training.profiles import pick
@@ -190,16 +191,13 @@ def _smoothed_loss_class():
                 raise ValueError(f"`label_smoothing` must lie in [0, 1). Received: {label_smoothing}")
             self.label_smoothing = float(label_smoothing)
 
-        def call(self, y_true, y_pred):
-            y_true = ops.cast(y_true, "int32")
+        def token_losses(self, y_true, y_pred):
             vocab = ops.shape(y_pred)[-1]
             log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, tgt_len, vocab)
             smoothed = ops.one_hot(y_true, vocab) * (1.0 - self.label_smoothing) + (
                 self.label_smoothing / ops.cast(vocab, y_pred.dtype)
             )
-            per_token = -ops.sum(smoothed * log_probs, axis=-1)  # (batch, tgt_len)
-            real = ops.cast(ops.not_equal(y_true, self.pad_id), per_token.dtype)
-            return ops.sum(per_token * real) / ops.maximum(ops.sum(real), 1.0)
+            return -ops.sum(smoothed * log_probs, axis=-1)  # (batch, tgt_len)
 
         def get_config(self):
             return {**super().get_config(), "label_smoothing": self.label_smoothing}
@@ -276,6 +274,7 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps, steps
             config.steps_per_execution if steps_per_epoch is None
             else steps_per_execution_for(steps_per_epoch, config.steps_per_execution)
         ),
+        jit_compile=training_jit_compile(),
     )
     return model
 
