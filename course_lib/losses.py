@@ -1,9 +1,29 @@
-"""Token-level loss and accuracy that ignore padding (id 0), and the loss that
-supervises attention with a gold alignment."""
+"""Token-level loss and accuracy that ignore padding (`pad_id`, 0 by default), and
+the loss that supervises attention with a gold alignment."""
 
 import keras
 import numpy as np
 from keras import ops
+
+
+def token_weights(y_true, pad_id, sample_weight, dtype):
+    """Weight of every target token: 0 on padding, else its `sample_weight` (1 when None).
+
+    `sample_weight` may weight examples `(batch,)` / `(batch, 1)` or tokens
+    `(batch, tgt_len)`.
+    """
+    weights = ops.cast(ops.not_equal(y_true, pad_id), dtype)  # (batch, tgt_len)
+    if sample_weight is None:
+        return weights
+    sample_weight = ops.cast(ops.convert_to_tensor(sample_weight), dtype)
+    if len(sample_weight.shape) == 1:
+        sample_weight = sample_weight[:, None]  # (batch, 1)
+    if len(sample_weight.shape) != 2:
+        raise ValueError(
+            "`sample_weight` must weight examples (batch,) or tokens (batch, tgt_len). "
+            f"Received: sample_weight.shape={sample_weight.shape}, y_true.shape={y_true.shape}"
+        )
+    return weights * sample_weight  # (batch, tgt_len)
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -11,18 +31,30 @@ class MaskedTokenLoss(keras.losses.Loss):
     """Sum of cross-entropies over real target tokens, divided by their number.
 
     `L = -(1/N) sum_{real t} log P(y_t = l_t | y_<t, x)`, where padding
-    (`y_true == pad_id`) contributes nothing and is not counted in `N`.
+    (`y_true == pad_id`) contributes nothing and is not counted in `N`. With a
+    `sample_weight` (per example or per token) it is the weighted mean over
+    the real tokens: `sum_t w_t l_t / sum_t w_t`.
     """
 
     def __init__(self, pad_id=0, name="masked_token_loss", **kwargs):
         super().__init__(name=name, **kwargs)
         self.pad_id = pad_id
 
+    def token_losses(self, y_true, y_pred):
+        """Cross-entropy of every target token: `(batch, tgt_len)` (padding included)."""
+        return keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
+
+    def __call__(self, y_true, y_pred, sample_weight=None):
+        # The normalisation by the number of real tokens happens here, so Keras's own
+        # reduction (which would scale this mean by the mean sample weight) is bypassed.
+        y_true = ops.cast(ops.convert_to_tensor(y_true), "int32")  # (batch, tgt_len)
+        per_token = self.token_losses(y_true, ops.convert_to_tensor(y_pred))  # (batch, tgt_len)
+        weights = token_weights(y_true, self.pad_id, sample_weight, per_token.dtype)  # (batch, tgt_len)
+        total = ops.sum(per_token * weights) / ops.maximum(ops.sum(weights), keras.config.epsilon())
+        return ops.cast(total, self.dtype)
+
     def call(self, y_true, y_pred):
-        y_true = ops.cast(y_true, "int32")
-        per_token = keras.losses.sparse_categorical_crossentropy(y_true, y_pred, from_logits=True)
-        real = ops.cast(ops.not_equal(y_true, self.pad_id), per_token.dtype)  # (batch, tgt_len)
-        return ops.sum(per_token * real) / ops.maximum(ops.sum(real), 1.0)
+        return self(y_true, y_pred)
 
     def get_config(self):
         return {**super().get_config(), "pad_id": self.pad_id}
@@ -30,7 +62,7 @@ class MaskedTokenLoss(keras.losses.Loss):
 
 @keras.saving.register_keras_serializable(package="course_lib")
 class MaskedTokenAccuracy(keras.metrics.Metric):
-    """Share of real (non-padding) target tokens predicted correctly."""
+    """Share of real (non-padding) target tokens predicted correctly (weighted by `sample_weight`)."""
 
     def __init__(self, pad_id=0, name="token_accuracy", **kwargs):
         super().__init__(name=name, **kwargs)
@@ -41,13 +73,13 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
     def update_state(self, y_true, y_pred, sample_weight=None):
         y_true = ops.cast(y_true, "int32")
         predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
-        real = ops.not_equal(y_true, self.pad_id)
-        hits = ops.logical_and(real, ops.equal(predicted, y_true))
-        self.correct.assign_add(ops.sum(ops.cast(hits, "float32")))
-        self.count.assign_add(ops.sum(ops.cast(real, "float32")))
+        weights = token_weights(y_true, self.pad_id, sample_weight, "float32")  # (batch, tgt_len)
+        hits = ops.cast(ops.equal(predicted, y_true), "float32")
+        self.correct.assign_add(ops.sum(hits * weights))
+        self.count.assign_add(ops.sum(weights))
 
     def result(self):
-        return self.correct / ops.maximum(self.count, 1.0)
+        return self.correct / ops.maximum(self.count, keras.config.epsilon())
 
     def reset_state(self):
         self.correct.assign(0.0)
@@ -85,9 +117,10 @@ def oracle_weights(gold_links, target_length, source_length):
             )
         for step, links in enumerate(links_per_word):
             links = sorted(links or ())
-            if links and max(links) >= source_length:
+            if links and (links[0] < 0 or links[-1] >= source_length):
                 raise ValueError(
-                    f"Example {example}, target word {step} links source position {max(links)}. "
+                    f"Example {example}, target word {step} links source position "
+                    f"{links[0] if links[0] < 0 else links[-1]}, outside [0, source_length). "
                     f"Received: source_length={source_length}"
                 )
             weights[example, step, links] = 1.0 / max(len(links), 1)

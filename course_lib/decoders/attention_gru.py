@@ -89,11 +89,11 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.conditional = bool(conditional)
         self.seed = seed
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
-        self.attention = BahdanauAttention(self.attention_units, name="attention")
-        self.cell = keras.layers.GRUCell(units, name="gru_cell")
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        self.attention = BahdanauAttention(self.attention_units, dtype=self.dtype_policy, name="attention")
+        self.cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="gru_cell")
         # GRU_1 of the conditional step: reads e(y_{t-1}) before attending.
-        self.input_cell = keras.layers.GRUCell(units, name="input_gru_cell") if self.conditional else None
+        self.input_cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="input_gru_cell") if self.conditional else None
         # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
         self.seed_generator = keras.random.SeedGenerator(seed)

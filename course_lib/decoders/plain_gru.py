@@ -47,8 +47,8 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.embedding_dim = embedding_dim
         self.units = units
         self.option = option
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
-        self.gru = keras.layers.GRU(units, return_sequences=True, name="gru")
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        self.gru = keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru")
         # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
 
@@ -62,7 +62,13 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.output_layer.build((batch, self.units))
 
     def prepare_memory(self, encoder_outputs, initial_state, source_mask=None):
-        """What a step needs: the encoding (option 2) and the source length."""
+        """What a step needs: the encoding (option 2) and the source length.
+
+        Decoding can start here, before any teacher-forced call: the weights are
+        made now, in `build`, as `AttentionGRUDecoder.prepare_memory` does.
+        """
+        if not self.built:
+            self.build((None, None), encoder_outputs.shape, initial_state.shape)
         return {
             "encoding": initial_state,  # (batch, encoding_dim)
             "no_weights": ops.zeros_like(encoder_outputs[:, :, 0]),  # (batch, src_len)

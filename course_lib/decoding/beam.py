@@ -49,6 +49,15 @@ def _where_rows(condition, when_true, when_false):
     return ops.where(condition, when_true, when_false)
 
 
+def check_beam_options(beam_width, length_penalty):
+    """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0."""
+    if isinstance(beam_width, bool) or not isinstance(beam_width, (int, np.integer)) or beam_width < 1:
+        raise ValueError(f"`beam_width` must be a whole number >= 1. Received: beam_width={beam_width!r}")
+    if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(length_penalty) or length_penalty < 0:
+        raise ValueError(f"`length_penalty` must be a finite number >= 0. Received: length_penalty={length_penalty!r}")
+
+
 def beam_search(
     decoder,
     memory,
@@ -84,15 +93,10 @@ def beam_search(
         (zeros after `<stop>`).
     """
     max_length = int(max_length)
+    check_beam_options(beam_width, length_penalty)
     beam_width = int(beam_width)
     if max_length < 1:
         raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
-    if beam_width < 1:
-        raise ValueError(f"`beam_width` must be at least 1. Received: beam_width={beam_width}")
-    if length_penalty < 0:
-        raise ValueError(
-            f"`length_penalty` must be >= 0. Received: length_penalty={length_penalty}"
-        )
     first_leaf = keras.tree.flatten(start_state)[0]
     batch = ops.shape(first_leaf)[0]
     rows = batch * beam_width
@@ -265,6 +269,7 @@ def beam_search_model(model, source, max_length, beam_width, length_penalty=1.0)
         (batch,)` (length-normalised) and `log_probs (batch,)`; and all k
         beams, best first, as `beam_tokens (batch, k, max_length)`,
         `beam_scores (batch, k)`, `beam_log_probs (batch, k)`,
+        `beam_lengths (batch, k)` (`<stop>` included) and
         `beam_alignments (batch, k, max_length, src_len)`.
     """
     source = np.asarray(source)

@@ -17,8 +17,9 @@ class GRUEncoder(keras.layers.Layer):
     final states into the decoder's first state,
     `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b_bridge)` (Bahdanau et al.).
 
-    Token id 0 is padding: it is masked in the GRU, so padded positions neither
-    change the final state nor receive attention downstream.
+    Token id `pad_id` (0 by default) is padding: it is masked in the GRU, so
+    padded positions neither change the final state nor receive attention
+    downstream.
 
     Args:
         vocab_size: number of source tokens, padding included.
@@ -28,6 +29,7 @@ class GRUEncoder(keras.layers.Layer):
         decoder_units: size of the decoder state `s_0`; defaults to `units`.
             A unidirectional encoder with `decoder_units != units` also gets
             the bridge.
+        pad_id: the padding token id.
 
     Call arguments:
         source: integer token ids `(batch, src_len)`.
@@ -45,20 +47,25 @@ class GRUEncoder(keras.layers.Layer):
         units,
         bidirectional=False,
         decoder_units=None,
+        pad_id=0,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if not 0 <= pad_id < vocab_size:
+            raise ValueError(f"`pad_id` must be a token id in [0, vocab_size). Received: pad_id={pad_id}, "
+                             f"vocab_size={vocab_size}")
+        self.pad_id = pad_id
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
         self.bidirectional = bidirectional
         self.decoder_units = decoder_units or units
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
-        gru = keras.layers.GRU(units, return_sequences=True, return_state=True, name="gru")
-        self.rnn = make_bidirectional(gru, name="bigru") if bidirectional else gru
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        gru = keras.layers.GRU(units, return_sequences=True, return_state=True, dtype=self.dtype_policy, name="gru")
+        self.rnn = make_bidirectional(gru, dtype=self.dtype_policy, name="bigru") if bidirectional else gru
         self.uses_bridge = bidirectional or self.decoder_units != units
         self.bridge = (
-            keras.layers.Dense(self.decoder_units, activation="tanh", name="bridge")
+            keras.layers.Dense(self.decoder_units, activation="tanh", dtype=self.dtype_policy, name="bridge")
             if self.uses_bridge
             else None
         )
@@ -72,7 +79,7 @@ class GRUEncoder(keras.layers.Layer):
 
     def call(self, source, training=None):
         check_token_ids(source, "source")
-        source_mask = ops.not_equal(source, 0)  # (batch, src_len)
+        source_mask = ops.not_equal(source, self.pad_id)  # (batch, src_len)
         embedded = self.embedding(source)  # (batch, src_len, embedding_dim)
         if self.bidirectional:
             outputs, forward_state, backward_state = self.rnn(
@@ -96,6 +103,7 @@ class GRUEncoder(keras.layers.Layer):
                 "units": self.units,
                 "bidirectional": self.bidirectional,
                 "decoder_units": self.decoder_units,
+                "pad_id": self.pad_id,
             }
         )
         return config

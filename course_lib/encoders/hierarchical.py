@@ -80,16 +80,17 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
         return {**super().get_config(), "state_dropout": self.state_dropout, "seed": self.noise_seed}
 
 
-def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, state_dropout=0.0):
+def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, state_dropout=0.0, dtype=None):
     if state_dropout > 0.0:
         gru = keras.layers.RNN(
-            StateDropoutGRUCell(units, state_dropout=state_dropout),
-            return_sequences=return_sequences, return_state=return_state, name=name,
+            StateDropoutGRUCell(units, state_dropout=state_dropout, dtype=dtype),
+            return_sequences=return_sequences, return_state=return_state, dtype=dtype, name=name,
         )
     else:
-        gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, name=name)
+        gru = keras.layers.GRU(units, return_sequences=return_sequences, return_state=return_state, dtype=dtype,
+                               name=name)
     if bidirectional:
-        return make_bidirectional(gru, name=f"bi{name}")
+        return make_bidirectional(gru, dtype=dtype, name=f"bi{name}")
     return gru
 
 
@@ -112,7 +113,7 @@ class _HierarchyBase(keras.layers.Layer):
         self.sentence_units = sentence_units
         self.bidirectional = bool(bidirectional)
         self.directions = 2 if self.bidirectional else 1
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
 
     @property
     def output_dim(self):
@@ -183,7 +184,8 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         word_units: word-level GRU size per direction.
         sentence_units: sentence-level GRU size per direction.
         attention_units: size of `u_ij`/`u_i` and of `u_w`/`u_s`
-            (default: `2 * word_units` and `2 * sentence_units`).
+            (default: the size of the states they score, `directions *
+            word_units` and `directions * sentence_units`).
         bidirectional: bidirectional GRUs at both levels (Yang et al.); set
             `False` for the lecture's one-directional drawing.
         sentence_state_dropout: in training, zero each unit of the sentence
@@ -224,15 +226,18 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         self.attention_units = attention_units
         self.sentence_state_dropout = float(sentence_state_dropout)
         directions = self.directions
-        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru")
+        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", dtype=self.dtype_policy)
         self.word_attention = AttentionPooling(
-            attention_units or directions * word_units, context_name="u_w", name="word_attention"
+            attention_units or directions * word_units, context_name="u_w", dtype=self.dtype_policy,
+            name="word_attention",
         )
         self.sentence_rnn = _make_gru(
-            sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout
+            sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout,
+            dtype=self.dtype_policy,
         )
         self.sentence_attention = AttentionPooling(
-            attention_units or directions * sentence_units, context_name="u_s", name="sentence_attention"
+            attention_units or directions * sentence_units, context_name="u_s", dtype=self.dtype_policy,
+            name="sentence_attention",
         )
 
     def build(self, documents_shape):

@@ -7,6 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.beam import beam_search, check_beam_options
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
@@ -128,7 +129,8 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             # The attentional decoder never reads fc7, so its encoder has no fc layer.
             self.image_encoder = SmallCNNEncoder(
                 self.cnn_filters, vector_dim=0 if decoder == "attention" else self.vector_dim,
-                convs_per_block=self.convs_per_block, dropout=self.cnn_dropout, name="image_encoder",
+                convs_per_block=self.convs_per_block, dropout=self.cnn_dropout, dtype=self.dtype_policy,
+                name="image_encoder",
             )
             height, _ = self.image_encoder.feature_grid(self.image_size)
             self.grid = (height, height)
@@ -139,16 +141,19 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         if decoder == "attention":
             self.decoder = AttentionGRUDecoder(
                 self.vocab_size, self.embedding_dim, self.units, attention_units=attention_units,
-                deep_output=self.deep_output, name="decoder",
+                deep_output=self.deep_output, dtype=self.dtype_policy, name="decoder",
             )
-            self.bridge = keras.layers.Dense(self.units, activation="tanh", name="W_init")
+            self.bridge = keras.layers.Dense(self.units, activation="tanh", dtype=self.dtype_policy, name="W_init")
         else:
             self.decoder = PlainGRUDecoder(
                 self.vocab_size, self.embedding_dim, self.units, option=1 if decoder == "option1" else 2,
-                name="decoder",
+                dtype=self.dtype_policy, name="decoder",
             )
             # Option 1: the lecture's d x 4096 projection of fc7 to the state size.
-            self.bridge = keras.layers.Dense(self.units, use_bias=False, name="W_proj") if decoder == "option1" else None
+            self.bridge = (
+                keras.layers.Dense(self.units, use_bias=False, dtype=self.dtype_policy, name="W_proj")
+                if decoder == "option1" else None
+            )
         self._decode_functions = {}
 
     # -- inputs -----------------------------------------------------------------
@@ -237,8 +242,6 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         return {"tokens": tokens, "alignments": alignments, "scores": scores}
 
     def _beam(self, inputs, max_length, beam_width, length_penalty):
-        from course_lib.decoding.beam import beam_search
-
         memory, start_state = self._prepare(inputs)
         return beam_search(
             self.decoder, memory, start_state, self.start_id, self.stop_id, max_length, beam_width,
@@ -290,8 +293,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         count = len(arrays[self.image_keys[0]])
         if count == 0:
             raise ValueError("Nothing to caption. Received: 0 images")
-        if beam_width < 1:
-            raise ValueError(f"`beam_width` must be at least 1. Received: beam_width={beam_width}")
+        check_beam_options(beam_width, length_penalty)
         max_length = self.max_output_length if max_length is None else int(max_length)
         function = self.decode_function(max_length, beam_width, length_penalty)
         parts = []

@@ -54,13 +54,15 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = HierarchicalAttentionEncoder(
-            vocab_size, embedding_dim, word_units, sentence_units, name="context_encoder"
+            vocab_size, embedding_dim, word_units, sentence_units, dtype=self.dtype_policy, name="context_encoder"
         )
-        self.bridge = keras.layers.Dense(units, activation="tanh", name="bridge")
+        self.bridge = keras.layers.Dense(units, activation="tanh", dtype=self.dtype_policy, name="bridge")
         if attention:
-            self.decoder = AttentionGRUDecoder(vocab_size, embedding_dim, units, name="decoder")
+            self.decoder = AttentionGRUDecoder(vocab_size, embedding_dim, units, dtype=self.dtype_policy, name="decoder")
         else:
-            self.decoder = PlainGRUDecoder(vocab_size, embedding_dim, units, option=1, name="decoder")
+            self.decoder = PlainGRUDecoder(
+                vocab_size, embedding_dim, units, option=1, dtype=self.dtype_policy, name="decoder"
+            )
         self._greedy_functions = {}  # max_length -> compiled greedy decoder
 
     def encode(self, context, training=None):

@@ -49,9 +49,14 @@ class FlatAttentionEncoder(keras.layers.Layer):
         super().__init__(**kwargs)
         self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
         self.attention_units = attention_units
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")
-        self.rnn = make_bidirectional(keras.layers.GRU(units, return_sequences=True, name="gru"), name="bigru")
-        self.attention = AttentionPooling(attention_units or 2 * units, context_name="u_w", name="attention")
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        self.rnn = make_bidirectional(
+            keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru"),
+            dtype=self.dtype_policy, name="bigru",
+        )
+        self.attention = AttentionPooling(
+            attention_units or 2 * units, context_name="u_w", dtype=self.dtype_policy, name="attention"
+        )
 
     @property
     def output_dim(self):
@@ -105,7 +110,8 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         embedding_dim: word embedding size.
         word_units: word-level GRU size per direction.
         sentence_units: sentence-level GRU size per direction (hierarchical encoders).
-        attention_units: size of `u_w`/`u_s` (default: twice the GRU size).
+        attention_units: size of `u_w`/`u_s` (default: the size of the states they score,
+            twice the GRU size when `bidirectional`).
         bidirectional: bidirectional GRUs in the hierarchical encoders.
         dropout: dropout rate on the document vector `s` before the softmax.
         sentence_state_dropout: recurrent dropout of the HAN's sentence GRU
@@ -152,18 +158,19 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             self.encoder = HierarchicalAttentionEncoder(
                 vocab_size, embedding_dim, word_units, sentence_units,
                 attention_units=attention_units, bidirectional=bidirectional,
-                sentence_state_dropout=sentence_state_dropout, name="encoder",
+                sentence_state_dropout=sentence_state_dropout, dtype=self.dtype_policy, name="encoder",
             )
         elif encoder == "plain":
             self.encoder = HierarchicalEncoder(
                 vocab_size, embedding_dim, word_units, sentence_units,
-                bidirectional=bidirectional, name="encoder",
+                bidirectional=bidirectional, dtype=self.dtype_policy, name="encoder",
             )
         else:
             self.encoder = FlatAttentionEncoder(
-                vocab_size, embedding_dim, word_units, attention_units=attention_units, name="encoder"
+                vocab_size, embedding_dim, word_units, attention_units=attention_units, dtype=self.dtype_policy,
+                name="encoder",
             )
-        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
         self._compiled_explain = None
         # V and b of P(y | document) = softmax(V s + b), in float32 under any policy.
         self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="classifier")

@@ -59,8 +59,8 @@ class RNNLanguageModel(keras.layers.Layer):
         self.cell_kind = cell
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.state_count = 2 if cell == "lstm" else 1
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")  # U x_t
-        self.rnn = CELLS[cell](units, return_sequences=True, name=cell)  # W, U, b
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # U x_t
+        self.rnn = CELLS[cell](units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")  # V, c
 
     def build(self, tokens_shape):
@@ -78,7 +78,9 @@ class RNNLanguageModel(keras.layers.Layer):
     def start_states(self, batch_reference):
         """`s_0` repeated for every row of `batch_reference` (any `(batch, ...)` tensor)."""
         ones = ops.ones_like(ops.cast(batch_reference[:, :1], self.compute_dtype))  # (batch, 1)
-        return [ones * self.initial_state[index][None, :] for index in range(self.state_count)]  # (batch, units)
+        # The cast: `generate` runs outside `__call__`, where no mixed-precision autocast applies.
+        initial = ops.cast(self.initial_state, self.compute_dtype)  # (states, units)
+        return [ones * initial[index][None, :] for index in range(self.state_count)]  # (batch, units)
 
     def call(self, tokens, training=None):
         check_token_ids(tokens, "tokens")

@@ -7,6 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.beam import beam_search_model, check_beam_options
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.masking import check_token_ids
@@ -37,7 +38,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
     (`add_loss`). Evaluation and decoding ignore it.
 
     Args:
-        source_vocab_size, target_vocab_size: vocabulary sizes (padding = 0).
+        source_vocab_size, target_vocab_size: vocabulary sizes (padding included).
         embedding_dim: size of both embeddings.
         units: GRU size of the decoder (the state `s_t`), and of the encoder
             per direction unless `encoder_units` is given.
@@ -54,7 +55,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
             (the query reads `e(y_{t-1})` first; see `AttentionGRUDecoder`).
         alignment_loss_weight: weight of the supervised-attention loss
             (0: attention learns from the translation loss alone).
-        start_id, stop_id, pad_id: the special token ids.
+        start_id, stop_id, pad_id: the special token ids (`pad_id` pads both the
+            sources and the targets).
         max_output_length: default length limit for decoding.
     """
 
@@ -107,16 +109,18 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.max_output_length = max_output_length
         self.encoder = GRUEncoder(
             source_vocab_size, embedding_dim, encoder_units or units, bidirectional=bidirectional,
-            decoder_units=units, name="encoder",
+            decoder_units=units, pad_id=pad_id, dtype=self.dtype_policy, name="encoder",
         )
         if attention:
             self.decoder = AttentionGRUDecoder(
                 target_vocab_size, embedding_dim, units, attention_units=attention_units,
                 deep_output=deep_output, teacher_forcing_ratio=teacher_forcing_ratio,
-                conditional=conditional, name="decoder",
+                conditional=conditional, dtype=self.dtype_policy, name="decoder",
             )
         else:
-            self.decoder = PlainGRUDecoder(target_vocab_size, embedding_dim, units, option=option, name="decoder")
+            self.decoder = PlainGRUDecoder(
+                target_vocab_size, embedding_dim, units, option=option, dtype=self.dtype_policy, name="decoder"
+            )
         self._greedy_compiled = None
 
     # -- forward passes ---------------------------------------------------------
@@ -214,9 +218,12 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         """Decodes `source` (integer array `(batch, src_len)`).
 
         Returns a dict of NumPy arrays: `tokens (batch, max_length)`,
-        `alignments (batch, max_length, src_len)` and `scores (batch,)` (the
-        log-probability of each output). With `beam_width > 1` beam search is
-        used and `tokens`/`alignments` hold the best hypothesis.
+        `alignments (batch, max_length, src_len)` and `scores (batch,)`. With
+        `beam_width=1` (greedy) `scores` is the log-probability of each output.
+        With `beam_width > 1` beam search is used: `tokens`/`alignments` hold the
+        best hypothesis, `scores` its length-normalised score (see
+        `course_lib.decoding.beam`), `log_probs` its log-probability, and the
+        `beam_*` entries all k hypotheses.
         """
         source = np.asarray(source)
         if source.ndim != 2 or not np.issubdtype(source.dtype, np.integer):
@@ -228,9 +235,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.build()
         if max_length < 1:
             raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
+        check_beam_options(beam_width, length_penalty)
         if beam_width > 1:
-            from course_lib.decoding.beam import beam_search_model
-
             return beam_search_model(self, source, max_length, beam_width, length_penalty)
         tokens, alignments, scores = self.greedy_function()(source.astype("int32"), np.int32(max_length))
         return {
