@@ -143,3 +143,89 @@ def test_a_top_level_exercise_never_comes_before_a_function_of_its_cell(solution
                 f"cell {index}: a top-level TODO comes before `{lines[defs[-1]].strip()}`, which a student "
                 "who skips that TODO would never define; put the solution region after the functions"
             )
+
+
+A6_SCRIPT = '''# %% [markdown]
+# # A6 · A made-up assignment
+# %%
+import numpy as np
+# %%
+def helper(x):
+    return x + 1
+# %%
+def softmax(scores):
+    """Softmax over the last axis."""
+    # BEGIN SOLUTION
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    return np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+    # END SOLUTION
+
+
+def double(x):
+    return 2 * x
+# %%
+print(softmax(np.zeros((2, 3))))
+'''
+
+
+def _made_up_assignment(tmp_path, script=A6_SCRIPT):
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_notebook", root / "tools" / "make_notebook.py")
+    make_notebook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_notebook)
+    (tmp_path / "a6.py").write_text(script)
+    path = tmp_path / "A6_made_up.ipynb"
+    make_notebook.build(tmp_path / "a6.py", path)
+    return path
+
+
+def _code(text):
+    return [c.source for c in nbformat.reads(text, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_generic_faults_work_on_a_new_assignment(tmp_path):
+    from course_lib.grading import faults
+
+    solution = _made_up_assignment(tmp_path)
+    original = _code(solution.read_text())
+    listed = faults.names("A6", solution)
+    assert listed == [f for f in faults.FAULTS if f != "patches-everything"]
+    assert faults.names("A6") == listed
+    for fault in listed:
+        assert faults.describe("A6", fault)
+        faults.make("A6", fault, solution, {"csv": str(tmp_path / "g.csv"), "feedback": str(tmp_path / "f")})
+    # The first graded function is the one in the cell with a solution region, not `helper`.
+    broken = _code(faults.make("A6", "syntax-error", solution))
+    [cell] = [c for c in broken if "def softmax" in c]
+    assert "def softmax(scores)\n" in cell
+    with pytest.raises(SyntaxError):
+        compile(cell, "<cell>", "exec")
+    deleted = _code(faults.make("A6", "deleted-cell", solution))
+    assert len(deleted) == len(original) - 1 and not any("def softmax" in c for c in deleted)
+    assert any("def helper" in c for c in deleted)
+    renamed = "\n".join(_code(faults.make("A6", "renamed-function", solution)))
+    assert "def softmax_v2(scores):" in renamed and "def softmax(" not in renamed and "print(softmax(" in renamed
+
+
+def test_faults_that_cannot_be_built_are_not_listed_and_say_why(tmp_path):
+    from course_lib.grading import faults
+
+    solution = _made_up_assignment(tmp_path)
+    with pytest.raises(ValueError, match="needs a wrong answer.*Received: assignment_id='A6'"):
+        faults.make("A6", "patches-everything", solution)
+    with pytest.raises(ValueError, match="Unknown fault. Received: fault='nope'"):
+        faults.make("A6", "nope", solution)
+    # A notebook without any function: the three function faults are left out, and say why.
+    no_functions = _made_up_assignment(tmp_path, "# %%\nanswer = 42\n")
+    listed = faults.names("A6", no_functions)
+    assert not {"syntax-error", "deleted-cell", "renamed-function"} & set(listed) and "infinite-loop" in listed
+    with pytest.raises(ValueError, match="No code cell of the notebook defines a function"):
+        faults.make("A6", "renamed-function", no_functions)
+    # A1 keeps its own versions, and assignments with a wrong answer get "patches-everything".
+    assert faults.names("A1") == list(faults.FAULTS) + list(faults.WRONG_PARTS["A1"])
+    assert "patches-everything" in faults.names("A2")
+    a1 = authoring.REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
+    assert "def apply_mask_v2(scores, mask):" in faults.make("A1", "renamed-function", a1)

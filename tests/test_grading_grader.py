@@ -384,3 +384,37 @@ def test_error_messages_in_feedback_are_one_clean_line():
     message = "Exception encountered when calling X.call().\n\n\x1b[1mbuild the step yourself\x1b[0m\n\nArguments:\n  * args"
     assert grader.one_line(message, 300) == "Exception encountered when calling X.call(). build the step yourself Arguments: * args"
     assert grader.one_line("a" * 50, 10) == "a" * 9 + "\u2026"
+
+
+def test_feedback_names_a_failing_cell_by_what_it_defines_or_its_first_line():
+    # Colab shows no cell numbers: "cell 5" alone cannot be found.
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Title"),
+        nbformat.v4.new_code_cell("# Part 1\ndef softmax(scores)\n    return scores\n\n\ndef apply_mask(scores, mask):\n    pass"),
+        nbformat.v4.new_code_cell("# a visible check\n\nchecks.check_softmax(softmax)"),
+        nbformat.v4.new_code_cell("# only a comment"),
+    ]
+    report = {"cells": {
+        "1": {"status": "error", "error": {"ename": "SyntaxError", "evalue": "expected ':'"}},
+        "2": {"status": "timeout"},
+        "3": {"status": "died"},
+    }}
+    notes = grader.run_notes(report, notebook, None)
+    assert notes[0] == "cell 2 (defines `softmax`, `apply_mask`) raised SyntaxError: expected ':'"
+    assert notes[1] == "cell 3 (`checks.check_softmax(softmax)`) was stopped at the time limit (interrupted)"
+    assert notes[2].startswith("cell 4 stopped the kernel")
+    result = grader.SubmissionResult("s", "s.ipynb", "graded", {}, 0, 10, notes=notes)
+    assert "markdown (text) cells included" in grader.feedback_text(load_assignment("A1"), result)
+
+
+def test_grade_help_shows_the_defaults():
+    import argparse
+
+    root = argparse.ArgumentParser(prog="course-lib")
+    grader.register_cli(type("Commands", (), {"root": root.add_subparsers()})())
+    text = " ".join(root._subparsers._group_actions[0].choices["grade"].format_help().split())
+    assert "(default: fast)" in text and "(default: 1)" in text
+    assert "cell_timeout, notebook_timeout and memory_mb of the Assignment in hidden_tests/<id>.py" in text, text

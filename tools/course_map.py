@@ -1,12 +1,16 @@
-"""Writes `docs/course_map.md`: the lectures and assignments in order.
+"""Writes `docs/course_map.md` and the notebooks' set-up cells from `course.toml`.
 
-    python tools/course_map.py           # rewrite docs/course_map.md
-    python tools/course_map.py --check   # exit 1 if the file is out of date
+    python tools/course_map.py           # rewrite docs/course_map.md and stale set-up cells
+    python tools/course_map.py --check   # exit 1 if either is out of date
 
 Everything comes from the one list `ENTRIES` below (edit it, then rerun), and
 the "Open in Colab" links from the repository URL and branch in `course.toml`:
 `https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>`.
-Fork the course, change `course.toml`, rerun, and every link follows.
+The first code cell of every notebook in `notebooks/`, `solutions/` and
+`assignments/` (the Colab set-up cell, which pip-installs `course_lib` from
+that repository) is rewritten too, where it differs; nothing else in a
+notebook changes. Fork the course, change `course.toml`, rerun, and every link
+and every install follows (`course_lib/course_repository.py` reads the file).
 
 Times: "fast" is `COURSE_PROFILE=fast` on a CPU (what CI runs); "full" the
 default profile, on a 2-core CPU (what a Colab runtime without a GPU has) and
@@ -14,10 +18,11 @@ on a Colab GPU. A time is only written once someone measured it; "not
 measured" says so.
 """
 
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from course_lib import course_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENT = ROOT / "docs" / "course_map.md"
@@ -90,20 +95,12 @@ ENTRIES = [
 
 def repository(root=ROOT):
     """`(owner, name, branch)` from `course.toml`."""
-    text = (root / "course.toml").read_text()
-    url = re.search(r'^repository\s*=\s*"([^"]+)"', text, re.M)
-    branch = re.search(r'^branch\s*=\s*"([^"]+)"', text, re.M)
-    if url is None:
-        raise ValueError(f"course.toml has no `repository = \"...\"` line. Received: {text[:200]!r}")
-    match = re.match(r"https://github\.com/([^/\s]+)/([^/\s]+?)(?:\.git)?/?$", url.group(1))
-    if match is None:
-        raise ValueError(f"`repository` must be https://github.com/<owner>/<repo>. Received: {url.group(1)!r}")
-    return match.group(1), match.group(2), branch.group(1) if branch else "main"
+    found = course_repository.read(root)
+    return found.owner, found.name, found.branch
 
 
 def colab_url(path, root=ROOT):
-    owner, name, branch = repository(root)
-    return f"https://colab.research.google.com/github/{owner}/{name}/blob/{branch}/{path}"
+    return course_repository.colab_url(path, root)
 
 
 def render(entries=ENTRIES, root=ROOT):
@@ -132,18 +129,30 @@ def render(entries=ENTRIES, root=ROOT):
     return "\n".join(lines)
 
 
-def main(argv=None):
+def main(argv=None, root=ROOT):
     argv = sys.argv[1:] if argv is None else argv
-    text = render()
+    document = Path(root) / "docs" / "course_map.md"
+    text = render(root=root)
+    notebooks = course_repository.notebooks_with_setup_cells(root)
     if "--check" in argv:
-        current = DOCUMENT.read_text() if DOCUMENT.exists() else ""
+        status = 0
+        current = document.read_text() if document.exists() else ""
         if current != text:
-            print(f"{DOCUMENT} is out of date: run python tools/course_map.py", file=sys.stderr)
-            return 1
-        return 0
-    DOCUMENT.parent.mkdir(exist_ok=True)
-    DOCUMENT.write_text(text)
-    print("wrote", DOCUMENT)
+            print(f"{document} is out of date: run python tools/course_map.py", file=sys.stderr)
+            status = 1
+        for path in course_repository.stale_setup_cells(notebooks, root):
+            print(f"{path}: its set-up cell does not install {course_repository.install_target(root)} "
+                  "(course.toml): run python tools/course_map.py", file=sys.stderr)
+            status = 1
+        return status
+    document.parent.mkdir(exist_ok=True)
+    if not document.exists() or document.read_text() != text:
+        document.write_text(text)
+        print("wrote", document)
+    else:
+        print("up to date:", document)
+    for path in course_repository.refresh_setup_cells(notebooks, root):
+        print("rewrote the set-up cell of", path)
     return 0
 
 

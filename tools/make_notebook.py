@@ -4,7 +4,9 @@
 
 `# %% [markdown]` starts a markdown cell (its lines lose the leading `# `),
 `# %%` a code cell. The Colab set-up cell (install course_lib when it is
-missing) is put first, from the repository URL in `course.toml`.
+missing) is put first, from the repository URL in `course.toml`
+(`course_lib.course_repository`; rerun `python tools/course_map.py` after
+editing `course.toml` to refresh it in every existing notebook).
 """
 
 import re
@@ -13,21 +15,17 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib import course_repository
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def repository_url():
-    text = (ROOT / "course.toml").read_text()
-    return re.search(r'^repository\s*=\s*"([^"]+)"', text, re.M).group(1)
+    return course_repository.read(ROOT).url
 
 
 def setup_cell_source():
-    return (
-        "# Set-up: on Colab (or any machine without course_lib) this installs the course library.\n"
-        "import importlib.util, subprocess, sys\n"
-        "if importlib.util.find_spec(\"course_lib\") is None:\n"
-        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"git+{repository_url()}\"], check=True)"
-    )
+    return course_repository.setup_cell_source(ROOT)
 
 
 def cells_from_percent(text):

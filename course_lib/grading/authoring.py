@@ -16,10 +16,14 @@ Each assignment is written once, as the complete notebook in `solutions/`.
   "YOUR ANSWER HERE";
 * a cell tagged `instructor-only` is dropped;
 * outputs and execution counts are cleared; cell ids are kept, so the grader
-  can tell which handed-out cells a submission deleted.
+  can tell which handed-out cells a submission deleted;
+* the Colab set-up cell (the first code cell, `# Set-up: on Colab ...`) is
+  written from `course.toml`, so the students of a fork install the fork's
+  `course_lib` (see `course_lib/course_repository.py`).
 
 `course-lib assign --check` exits with status 1 when a student notebook is
-out of date with its solution.
+out of date with its solution or with `course.toml`, or when a solution's
+own set-up cell is (then run `python tools/course_map.py`).
 """
 
 import copy
@@ -29,6 +33,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_lib import course_repository
 from course_lib.grading.spec import REPOSITORY_ROOT
 
 BEGIN = re.compile(r"^(?P<indent>\s*)#\s*BEGIN SOLUTION\b", re.I)
@@ -123,8 +128,12 @@ def student_cell(cell, where):
     return new, removed
 
 
-def make_student_notebook(solution):
-    """Returns `(student_notebook, removed_lines)` for a solution notebook."""
+def make_student_notebook(solution, root=None):
+    """Returns `(student_notebook, removed_lines)` for a solution notebook.
+
+    The set-up cell is built from `<root>/course.toml` (default: this
+    repository's).
+    """
     student = copy.deepcopy(solution)
     cells, removed = [], []
     for index, cell in enumerate(solution.cells):
@@ -134,6 +143,7 @@ def make_student_notebook(solution):
             cells.append(new)
     student.cells = cells
     student.metadata.pop("widgets", None)
+    course_repository.write_setup_cell(student, root or REPOSITORY_ROOT)
     return student, removed
 
 
@@ -146,10 +156,10 @@ def render(notebook):
     return nbformat.writes(notebook) + "\n"
 
 
-def generate(solution_path, target_path=None):
-    """Writes the student notebook; returns its path."""
+def generate(solution_path, target_path=None, root=None):
+    """Writes the student notebook; returns its path. `root` holds `course.toml` (default: this repository)."""
     solution = nbformat.read(solution_path, as_version=4)
-    student, _ = make_student_notebook(solution)
+    student, _ = make_student_notebook(solution, root)
     nbformat.validate(student)
     target_path = Path(target_path) if target_path else student_path(solution_path)
     target_path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,13 +167,32 @@ def generate(solution_path, target_path=None):
     return target_path
 
 
-def is_up_to_date(solution_path, target_path=None):
+def is_up_to_date(solution_path, target_path=None, root=None):
+    """Whether the student notebook is exactly what `generate` would write now."""
+    return not stale_reasons(solution_path, target_path, root)
+
+
+def stale_reasons(solution_path, target_path=None, root=None):
+    """Why the student notebook is out of date: a list of short sentences, empty when it is up to date."""
+    root = root or REPOSITORY_ROOT
     target_path = Path(target_path) if target_path else student_path(solution_path)
     if not target_path.is_file():
-        return False
+        return ["it does not exist"]
     solution = nbformat.read(solution_path, as_version=4)
-    student, _ = make_student_notebook(solution)
-    return target_path.read_text() == render(student)
+    student, _ = make_student_notebook(solution, root)
+    text = target_path.read_text()
+    if text == render(student):
+        return []
+    try:
+        current = nbformat.reads(text, as_version=4)
+    except Exception:  # nbformat raises many kinds; an unreadable notebook is simply out of date
+        return ["it is not a readable notebook"]
+    reasons = []
+    if course_repository.write_setup_cell(current, root):
+        reasons.append(f"its set-up cell does not install {course_repository.install_target(root)} (course.toml)")
+    if render(current) != render(student):
+        reasons.append("it differs from what its solution gives")
+    return reasons
 
 
 def solution_notebooks(root=REPOSITORY_ROOT):
@@ -172,17 +201,7 @@ def solution_notebooks(root=REPOSITORY_ROOT):
 
 def colab_links(paths, root=REPOSITORY_ROOT):
     """Colab links of the student notebooks, from `course.toml`'s repository and branch."""
-    text = (Path(root) / "course.toml").read_text()
-    repository = re.search(r'^repository\s*=\s*"([^"]+)"', text, re.M)
-    branch = re.search(r'^branch\s*=\s*"([^"]+)"', text, re.M)
-    if not repository or "github.com/" not in repository.group(1):
-        raise ValueError(f"course.toml must name a GitHub repository. Received: {repository and repository.group(1)!r}")
-    owner_and_name = repository.group(1).split("github.com/", 1)[1].removesuffix(".git").strip("/")
-    branch_name = branch.group(1) if branch else "main"
-    return {
-        Path(p).stem: f"https://colab.research.google.com/github/{owner_and_name}/blob/{branch_name}/assignments/{Path(p).name}"
-        for p in paths
-    }
+    return {Path(p).stem: course_repository.colab_url(f"assignments/{Path(p).name}", root) for p in paths}
 
 
 def _assign_command(args):
@@ -200,28 +219,39 @@ def _assign_command(args):
         if not path.is_file():
             raise FileNotFoundError(f"No such solution notebook: {path}")
         if args.check:
-            if not is_up_to_date(path):
+            reasons = stale_reasons(path)
+            if reasons:
                 stale.append(path)
-                print(f"out of date: {student_path(path)} (run `course-lib assign {path}`)", file=sys.stderr)
+                print(f"out of date: {student_path(path)}: {'; '.join(reasons)} (run `course-lib assign {path}`)",
+                      file=sys.stderr)
         else:
             print(f"wrote {generate(path)}")
     if args.check:
+        own = course_repository.stale_setup_cells(paths, REPOSITORY_ROOT)
+        for path in own:
+            print(f"note: the set-up cell of {path} does not install {course_repository.install_target(REPOSITORY_ROOT)} "
+                  f"(course.toml): run `{course_repository.REFRESH_COMMAND}`", file=sys.stderr)
         if stale:
             return 1
         print(f"{len(paths)} student notebook(s) up to date")
+    elif course_repository.stale_setup_cells(paths, REPOSITORY_ROOT):
+        print(f"note: some solution notebooks' set-up cells differ from course.toml (the student versions were "
+              f"written from course.toml): run `{course_repository.REFRESH_COMMAND}`", file=sys.stderr)
     return 0
 
 
 def register_cli(commands):
     parser = commands.root.add_parser(
         "assign", help="generate the student notebooks (assignments/) from the solutions (solutions/)",
-        description="Replaces the marked solution code with stubs and clears outputs.",
+        description="Replaces the marked solution code with stubs, clears outputs and writes the Colab set-up "
+                    "cell from course.toml. After editing course.toml, `python tools/course_map.py` refreshes the "
+                    "set-up cells of notebooks/, solutions/ and assignments/ as well.",
     )
     parser.add_argument("solutions", nargs="*", help="solution notebooks (default: all of solutions/)")
     parser.add_argument("--all", action="store_true", help="every notebook in solutions/")
-    parser.add_argument("--check", action="store_true", help="only check that assignments/ is up to date")
+    parser.add_argument("--check", action="store_true", help="only check that assignments/ is up to date (with solutions/ and course.toml)")
     parser.add_argument("--links", action="store_true", help="print the Colab link of each student notebook")
     parser.set_defaults(handler=_assign_command)
 
 
-__all__ = ["generate", "is_up_to_date", "make_student_notebook", "strip_regions"]
+__all__ = ["generate", "is_up_to_date", "make_student_notebook", "stale_reasons", "strip_regions"]

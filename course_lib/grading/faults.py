@@ -11,9 +11,23 @@ Each fault returns the text of the file a student would hand in (usually a
 notebook, sometimes not). `FAULTS` lists the generic ones (requirement: one
 bad submission never stops the batch); `WRONG_PARTS[assignment]` lists
 plausible mistakes in one graded part.
+
+The generic faults work on any solution notebook, so a new assignment can be
+checked before it has any specifics: "syntax-error" breaks the `def` line of
+the first graded function (a top-level `def` in a cell with a solution
+region, else the first `def` of any code cell), "deleted-cell" deletes the
+cell that defines it and "renamed-function" renames it. `SPECIFIC[assignment]`
+overrides them with a chosen function (A1). "patches-everything" needs a wrong
+answer to hide, so it exists only where `WRONG_PARTS` has one. `names()` lists
+only the faults `make()` can build:
+
+    for fault in faults.names("A6", "solutions/A6_my_topic.ipynb"):
+        print(fault, "-", faults.describe("A6", fault))
+        Path(f"submissions/{fault}.ipynb").write_text(faults.make("A6", fault, "solutions/A6_my_topic.ipynb"))
 """
 
 import copy
+import re
 import textwrap
 
 import nbformat
@@ -47,6 +61,50 @@ def _delete_cell_defining(name):
         return notebook
 
     return transform
+
+
+DEFINITION = re.compile(r"^def\s+(?P<name>[A-Za-z_]\w*)\s*\(", re.M)
+SOLUTION_MARK = re.compile(r"#\s*(BEGIN SOLUTION|SOLUTION CELL)\b", re.I)
+
+
+def _first_graded_definition(notebook):
+    """`(cell, name)` of the first graded function: a top-level `def` in a cell with a solution region
+    (or tagged `solution`), else the first top-level `def` of any code cell."""
+    code = [cell for cell in notebook.cells if cell.get("cell_type") == "code"]
+    graded = [cell for cell in code
+              if SOLUTION_MARK.search(cell.source) or "solution" in (cell.get("metadata", {}).get("tags") or [])]
+    for cells in (graded, code):
+        for cell in cells:
+            match = DEFINITION.search(cell.source)
+            if match:
+                return cell, match
+    raise ValueError(
+        "No code cell of the notebook defines a function (a line starting with `def name(`). "
+        f"Received: {len(code)} code cell(s)"
+    )
+
+
+def _break_first_definition(notebook, targets):
+    cell, match = _first_graded_definition(notebook)
+    end = cell.source.find("\n", match.start())
+    end = len(cell.source) if end < 0 else end
+    line = cell.source[match.start():end]
+    broken = line.rstrip()[:-1] if line.rstrip().endswith(":") else line.replace("(", "((", 1)
+    cell.source = cell.source[:match.start()] + broken + cell.source[end:]
+    return notebook
+
+
+def _delete_first_defining_cell(notebook, targets):
+    cell, _ = _first_graded_definition(notebook)
+    notebook.cells = [c for c in notebook.cells if c is not cell]
+    return notebook
+
+
+def _rename_first_function(notebook, targets):
+    cell, match = _first_graded_definition(notebook)
+    name = match.group("name")
+    cell.source = cell.source[:match.start()] + f"def {name}_v2(" + cell.source[match.end():]
+    return notebook
 
 
 def _chain(*transforms):
@@ -123,9 +181,9 @@ FAULTS = {
         _insert("import time\nwhile True:\n    try:\n        time.sleep(0.5)\n    except KeyboardInterrupt:\n        pass"),
     ),
     "raises-on-import": ("imports a package that does not exist, first", _insert("import package_that_does_not_exist", position=1)),
-    "syntax-error": ("a syntax error in a graded cell", None),
-    "deleted-cell": ("deleted a graded cell", None),
-    "renamed-function": ("renamed a graded function", None),
+    "syntax-error": ("a syntax error in a graded cell", _break_first_definition),
+    "deleted-cell": ("deleted a graded cell", _delete_first_defining_cell),
+    "renamed-function": ("renamed a graded function", _rename_first_function),
     "sys-exit": ("calls sys.exit()", _insert("import sys\nsys.exit(3)")),
     "os-exit": ("kills its own kernel with os._exit()", _insert("import os\nos._exit(1)")),
     "prints-megabytes": ("prints 50 MB", _insert("for _ in range(50):\n    print('x' * 1_000_000)")),
@@ -134,7 +192,7 @@ FAULTS = {
     "not-a-notebook": ("a text file with an .ipynb name", _not_a_notebook),
     "truncated-json": ("a notebook cut in the middle", _truncated_json),
     "no-cells": ("every cell deleted", _no_cells),
-    "patches-everything": ("a wrong softmax, with numpy, assert, the checks and keras patched", None),
+    "patches-everything": ("a wrong answer, with numpy, assert, the checks and keras patched", None),
     "forges-results": ("rewrites the hidden tests' results file", _insert(FORGE_RESULTS, position=3)),
 }
 
@@ -183,26 +241,64 @@ WRONG_PARTS = {
 A1_SPECIFIC["patches-everything"] = _chain(WRONG_PARTS["A1"]["softmax-wrong-axis"][1], _insert(PATCH_EVERYTHING, position=3))
 
 SPECIFIC = {"A1": A1_SPECIFIC}
+DESCRIPTIONS = {"A1": {"patches-everything": "a wrong softmax, with numpy, assert, the checks and keras patched"}}
 
 
-def names(assignment_id):
-    return list(FAULTS) + list(WRONG_PARTS.get(assignment_id, {}))
+def _transform(assignment_id, fault):
+    """The transform that builds `fault` for an assignment, or None when it cannot be built."""
+    if fault in WRONG_PARTS.get(assignment_id, {}):
+        return WRONG_PARTS[assignment_id][fault][1]
+    specific = SPECIFIC.get(assignment_id, {}).get(fault)
+    if specific is not None or fault not in FAULTS:
+        return specific
+    if fault == "patches-everything" and WRONG_PARTS.get(assignment_id):
+        # The first wrong answer, hidden behind patched comparisons.
+        first = next(iter(WRONG_PARTS[assignment_id].values()))[1]
+        return _chain(first, _insert(PATCH_EVERYTHING, position=3))
+    return FAULTS[fault][1]
+
+
+def names(assignment_id, solution_path=None):
+    """The faults `make()` can build for an assignment: the generic ones, then its wrong parts.
+
+    With `solution_path`, each is built once and those that fail on that
+    notebook (e.g. "syntax-error" in a notebook without a `def`) are left out.
+    """
+    found = [f for f in list(FAULTS) + list(WRONG_PARTS.get(assignment_id, {})) if _transform(assignment_id, f)]
+    if solution_path is None:
+        return found
+    buildable = []
+    for fault in found:
+        try:
+            make(assignment_id, fault, solution_path)
+        except ValueError:
+            continue
+        buildable.append(fault)
+    return buildable
 
 
 def make(assignment_id, fault, solution_path, targets=None):
-    """Returns the text of the faulty submission `fault` for an assignment."""
+    """Returns the text of the faulty submission `fault` for an assignment.
+
+    Raises ValueError for a fault that is unknown, or that cannot be built for
+    this assignment or notebook.
+    """
     targets = targets or {}
+    known = list(FAULTS) + list(WRONG_PARTS.get(assignment_id, {}))
+    if fault not in known:
+        raise ValueError(f"Unknown fault. Received: fault={fault!r}; known: {names(assignment_id)}")
+    transform = _transform(assignment_id, fault)
+    if transform is None:
+        raise ValueError(
+            f"Fault {fault!r} needs a wrong answer to hide: add one to WRONG_PARTS[{assignment_id!r}] "
+            f"in course_lib/grading/faults.py. Received: assignment_id={assignment_id!r}"
+        )
     solution = nbformat.read(solution_path, as_version=4)
     notebook = copy.deepcopy(solution)
-    if fault in WRONG_PARTS.get(assignment_id, {}):
-        transform = WRONG_PARTS[assignment_id][fault][1]
-    elif fault in FAULTS:
-        transform = SPECIFIC.get(assignment_id, {}).get(fault) or FAULTS[fault][1]
-        if transform is None:
-            raise ValueError(f"Fault {fault!r} needs an assignment-specific version for {assignment_id}.")
-    else:
-        raise ValueError(f"Unknown fault. Received: fault={fault!r}; known: {names(assignment_id)}")
-    result = transform(notebook, targets)
+    try:
+        result = transform(notebook, targets)
+    except ValueError as error:
+        raise ValueError(f"Fault {fault!r} cannot be built from {solution_path}: {error}") from None
     if isinstance(result, str):
         return result
     for index, cell in enumerate(result.cells):
@@ -211,8 +307,16 @@ def make(assignment_id, fault, solution_path, targets=None):
 
 
 def describe(assignment_id, fault):
+    """One line saying what the fault does, e.g. "syntax-error" -> "a syntax error in a graded cell"."""
     if fault in WRONG_PARTS.get(assignment_id, {}):
         return WRONG_PARTS[assignment_id][fault][0]
+    if fault in DESCRIPTIONS.get(assignment_id, {}):
+        return DESCRIPTIONS[assignment_id][fault]
+    if fault == "patches-everything" and WRONG_PARTS.get(assignment_id):
+        first = next(iter(WRONG_PARTS[assignment_id].values()))[0]
+        return f"a wrong answer ({first}), with numpy, assert, the checks and keras patched"
+    if fault not in FAULTS:
+        raise ValueError(f"Unknown fault. Received: fault={fault!r}; known: {names(assignment_id)}")
     return FAULTS[fault][0]
 
 

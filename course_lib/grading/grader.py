@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import pickle
+import re
 import secrets
 import shutil
 import signal
@@ -323,6 +324,34 @@ def score_tests(assignment, expected, inputs, results):
     return outcomes
 
 
+DEFINITION = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z_]\w*)", re.M)
+
+
+def cell_label(notebook, index):
+    """How the feedback names cell `index` (0-based, markdown cells included) so that a student can find it.
+
+    Colab shows no cell numbers: the number is followed by the functions (or
+    classes) the cell defines, or else by its first line that is not a comment,
+    e.g. "cell 5 (defines `softmax`)" or "cell 7 (`checks.check_softmax(softmax)`)".
+    """
+    label = f"cell {index + 1}"
+    cells = getattr(notebook, "cells", None) or []
+    if not 0 <= index < len(cells):
+        return label
+    source = cells[index].get("source", "")
+    source = source if isinstance(source, str) else "".join(str(part) for part in source or [])
+    names = list(dict.fromkeys(DEFINITION.findall(source)))
+    if names:
+        shown = ", ".join(f"`{name}`" for name in names[:4]) + (", ..." if len(names) > 4 else "")
+        return f"{label} (defines {shown})"
+    for line in source.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            line = line.replace("`", "'")
+            return f"{label} (`{line if len(line) <= 60 else line[:59].rstrip() + '…'}`)"
+    return label
+
+
 def run_notes(report, notebook, handed_out):
     """Human-readable notes about the run, for the feedback file."""
     notes = []
@@ -340,7 +369,7 @@ def run_notes(report, notebook, handed_out):
             )
     for index, cell in sorted(report.get("cells", {}).items(), key=lambda kv: int(kv[0])):
         status = cell.get("status")
-        label = f"cell {int(index) + 1}"
+        label = cell_label(notebook, int(index))
         if status == "error" and cell.get("error"):
             error = cell["error"]
             notes.append(f"{label} raised {error['ename']}: {one_line(error['evalue'], 400)}")
@@ -431,6 +460,8 @@ def feedback_text(assignment, result):
             line += f": {outcome.reason}"
         lines.append(line)
     lines += ["", "## Running the notebook", ""]
+    if any(re.search(r"\bcell \d+", note) for note in result.notes):
+        lines += ["Cells are counted from the top of the notebook, markdown (text) cells included.", ""]
     lines += [f"- {note}" for note in result.notes] or ["- every cell ran without an error"]
     lines.append("")
     return "\n".join(lines)
@@ -596,15 +627,21 @@ def register_cli(commands):
     parser = commands.root.add_parser(
         "grade", help="grade submitted notebooks against an assignment's hidden tests",
         description="Runs each submission in its own kernel, then scores it with the hidden tests.",
+        epilog="The per-assignment defaults of --timeout, --notebook-timeout and --memory-mb are the "
+               "cell_timeout, notebook_timeout and memory_mb of the Assignment in hidden_tests/<id>.py.",
     )
     parser.add_argument("assignment", help="A1, A1_bahdanau_attention, ... or a hidden-test .py file")
     parser.add_argument("submissions", nargs="+", help="submitted .ipynb files")
     parser.add_argument("--out", help="CSV file: one row per submission, points per question and total")
     parser.add_argument("--feedback", help="folder for one feedback file per submission")
-    parser.add_argument("--timeout", type=float, help="seconds per cell (default: the assignment's)")
-    parser.add_argument("--notebook-timeout", type=float, help="seconds per notebook (default: the assignment's)")
-    parser.add_argument("--jobs", type=int, default=1, help="submissions graded at the same time")
-    parser.add_argument("--tests", help="folder with the hidden tests (default: hidden_tests/ of the repository)")
-    parser.add_argument("--profile", default="fast", choices=("fast", "full"), help="COURSE_PROFILE in the kernels")
-    parser.add_argument("--memory-mb", type=int, help="memory limit of each kernel")
+    parser.add_argument("--timeout", type=float, metavar="S",
+                        help="seconds per cell (default: the assignment's, see below)")
+    parser.add_argument("--notebook-timeout", type=float, metavar="S",
+                        help="seconds per notebook (default: the assignment's, see below)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at the same time (default: 1)")
+    parser.add_argument("--tests", metavar="DIR", help="folder with the hidden tests (default: hidden_tests/ of the repository)")
+    parser.add_argument("--profile", default="fast", choices=("fast", "full"),
+                        help="COURSE_PROFILE in the kernels (default: fast)")
+    parser.add_argument("--memory-mb", type=int, metavar="MB",
+                        help="memory limit of each kernel, in MB (default: the assignment's, see below)")
     parser.set_defaults(handler=_grade_command)

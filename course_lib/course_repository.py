@@ -1,0 +1,153 @@
+"""The course's public repository, read from `course.toml`, and the set-up cell built from it.
+
+`course.toml`, at the repository root, names the one repository students
+open notebooks from and install `course_lib` from:
+
+    repository = "https://github.com/<owner>/<repo>"
+    branch = "main"          # optional; "main" when absent
+
+Everything that depends on it comes from here: the "Open in Colab" links
+(`colab_url`) and the first code cell of every notebook, which installs the
+course library on Colab (`setup_cell_source`). After editing `course.toml`
+(for a fork), run `python tools/course_map.py`: it rewrites the course map and
+the set-up cell of every notebook in `notebooks/`, `solutions/` and
+`assignments/` (`refresh_setup_cells`); `course-lib assign` writes it into the
+student notebooks as well.
+"""
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BRANCH = "main"
+SETUP_MARKER = "# Set-up: on Colab"
+NOTEBOOK_FOLDERS = ("notebooks", "solutions", "assignments")
+REFRESH_COMMAND = "python tools/course_map.py"
+GITHUB_URL = re.compile(r"https://github\.com/(?P<owner>[^/\s]+)/(?P<name>[^/\s]+?)(?:\.git)?/?")
+
+
+@dataclass(frozen=True)
+class Repository:
+    """The course's GitHub repository: `url` as written in `course.toml`, its owner, name and branch."""
+
+    url: str
+    owner: str
+    name: str
+    branch: str = DEFAULT_BRANCH
+
+
+def read(root=ROOT):
+    """The `Repository` named by `<root>/course.toml`.
+
+    Raises ValueError, with what was received, when the file is not TOML,
+    has no `repository`, or names something other than
+    `https://github.com/<owner>/<repo>`.
+    """
+    path = Path(root) / "course.toml"
+    if not path.is_file():
+        raise FileNotFoundError(f"No course.toml at {path}: it names the course's repository (see README.md).")
+    text = path.read_text()
+    try:
+        values = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path} is not valid TOML ({error}). Received: {text[:200]!r}") from None
+    url, branch = values.get("repository"), values.get("branch", DEFAULT_BRANCH)
+    if not isinstance(url, str):
+        raise ValueError(
+            f"{path} must set `repository = \"https://github.com/<owner>/<repo>\"`. Received: repository={url!r}"
+        )
+    match = GITHUB_URL.fullmatch(url.strip())
+    if match is None:
+        raise ValueError(f"`repository` in {path} must be https://github.com/<owner>/<repo>. Received: {url!r}")
+    if not isinstance(branch, str) or not branch.strip() or any(c.isspace() for c in branch):
+        raise ValueError(f"`branch` in {path} must be a branch name. Received: branch={branch!r}")
+    return Repository(url=url.strip(), owner=match.group("owner"), name=match.group("name"), branch=branch)
+
+
+def colab_url(path, root=ROOT):
+    """`https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>` for a repository path."""
+    repository = read(root)
+    return f"https://colab.research.google.com/github/{repository.owner}/{repository.name}/blob/{repository.branch}/{path}"
+
+
+def install_target(root=ROOT):
+    """What the set-up cell gives to pip: `git+<repository>`, with `@<branch>` unless the branch is main."""
+    repository = read(root)
+    suffix = "" if repository.branch == DEFAULT_BRANCH else f"@{repository.branch}"
+    return f"git+{repository.url}{suffix}"
+
+
+def setup_cell_source(root=ROOT):
+    """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing."""
+    return (
+        f"{SETUP_MARKER} (or any machine without course_lib) this installs the course library.\n"
+        "import importlib.util, subprocess, sys\n"
+        "if importlib.util.find_spec(\"course_lib\") is None:\n"
+        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{install_target(root)}\"], check=True)"
+    )
+
+
+def _source(cell):
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(source)
+
+
+def setup_cell(notebook):
+    """The notebook's set-up cell (its first code cell, when that starts with the marker), or None."""
+    for cell in notebook.cells:
+        if cell.get("cell_type") == "code":
+            return cell if _source(cell).lstrip().startswith(SETUP_MARKER) else None
+    return None
+
+
+def write_setup_cell(notebook, root=ROOT):
+    """Sets the notebook's set-up cell to the one built from `course.toml`; True when it changed.
+
+    A notebook without a set-up cell is left alone (False).
+    """
+    cell = setup_cell(notebook)
+    wanted = setup_cell_source(root)
+    if cell is None or _source(cell) == wanted:
+        return False
+    cell["source"] = wanted
+    return True
+
+
+def notebooks_with_setup_cells(root=ROOT):
+    """The `.ipynb` files of `notebooks/`, `solutions/` and `assignments/`."""
+    return sorted(p for folder in NOTEBOOK_FOLDERS for p in (Path(root) / folder).glob("*.ipynb"))
+
+
+def stale_setup_cells(paths, root=ROOT):
+    """The paths among `paths` whose set-up cell differs from the one `course.toml` gives."""
+    import nbformat
+
+    return [p for p in paths if write_setup_cell(nbformat.read(p, as_version=4), root)]
+
+
+def refresh_setup_cells(paths, root=ROOT):
+    """Rewrites the set-up cell of each notebook in `paths` from `course.toml`; returns the paths changed.
+
+    Only the set-up cell changes, and only where it differs: a notebook that
+    is already up to date is not written at all.
+    """
+    import nbformat
+
+    changed = []
+    for path in paths:
+        path = Path(path)
+        text = path.read_text()
+        notebook = nbformat.reads(text, as_version=4)
+        if write_setup_cell(notebook, root):
+            new = nbformat.writes(notebook)
+            path.write_text(new + "\n" if text.endswith("\n") and not new.endswith("\n") else new)
+            changed.append(path)
+    return changed
+
+
+__all__ = [
+    "Repository", "colab_url", "notebooks_with_setup_cells", "read", "refresh_setup_cells",
+    "setup_cell", "setup_cell_source", "stale_setup_cells", "write_setup_cell",
+]

@@ -1,0 +1,109 @@
+"""`course.toml`: read in one place; every notebook's set-up cell and every Colab link follow it."""
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib import course_repository
+from course_lib.grading import authoring
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = course_repository.notebooks_with_setup_cells(ROOT)
+spec = importlib.util.spec_from_file_location("course_map", ROOT / "tools" / "course_map.py")
+course_map = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(course_map)
+FORK = 'repository = "https://github.com/someone/fork.git"\nbranch = "dev"\n'
+
+
+def test_there_are_notebooks_with_set_up_cells():
+    assert {p.parent.name for p in NOTEBOOKS} == {"notebooks", "solutions", "assignments"}, NOTEBOOKS
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_set_up_cell_installs_the_repository_of_course_toml(path):
+    cell = course_repository.setup_cell(nbformat.read(path, as_version=4))
+    assert cell is not None, f"{path}: its first code cell is not the Colab set-up cell ({course_repository.SETUP_MARKER} ...)"
+    assert cell.source == course_repository.setup_cell_source(ROOT), (
+        f"{path}: its set-up cell does not install {course_repository.install_target(ROOT)} from course.toml: "
+        f"run `{course_repository.REFRESH_COMMAND}`"
+    )
+
+
+def test_reading_course_toml(tmp_path):
+    (tmp_path / "course.toml").write_text('# a comment\nrepository = "https://github.com/a/b"\n')
+    assert course_repository.read(tmp_path) == course_repository.Repository("https://github.com/a/b", "a", "b", "main")
+    assert course_repository.install_target(tmp_path) == "git+https://github.com/a/b"
+    (tmp_path / "course.toml").write_text(FORK)
+    found = course_repository.read(tmp_path)
+    assert (found.owner, found.name, found.branch) == ("someone", "fork", "dev")
+    assert course_repository.install_target(tmp_path) == "git+https://github.com/someone/fork.git@dev"
+    assert course_repository.colab_url("notebooks/x.ipynb", tmp_path) == (
+        "https://colab.research.google.com/github/someone/fork/blob/dev/notebooks/x.ipynb"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('repository = "https://github.com/a/b', "not valid TOML.*Received"),
+        ('branch = "main"\n', "must set `repository.*Received: repository=None"),
+        ('repository = "https://gitlab.com/a/b"\n', "https://github.com/<owner>/<repo>. Received: 'https://gitlab.com/a/b'"),
+        ('repository = "https://github.com/a/b"\nbranch = 3\n', "Received: branch=3"),
+    ],
+)
+def test_a_malformed_course_toml_is_a_clear_error(tmp_path, text, message):
+    (tmp_path / "course.toml").write_text(text)
+    with pytest.raises(ValueError, match=message):
+        course_repository.read(tmp_path)
+
+
+def _fork(tmp_path):
+    """A copy of the notebooks and the course map's inputs, with a fork's course.toml."""
+    for folder in ("notebooks", "solutions", "assignments"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "course.toml").write_text(FORK)
+    return tmp_path
+
+
+def test_a_fork_gets_its_own_set_up_cells_from_one_command(tmp_path):
+    root = _fork(tmp_path)
+    paths = course_repository.notebooks_with_setup_cells(root)
+    before = {p: p.read_text() for p in paths}
+    assert course_map.main(["--check"], root=root) == 1
+    solution = root / "solutions" / "A1_bahdanau_attention.ipynb"
+    assert authoring.stale_reasons(solution, root=root) == [
+        "its set-up cell does not install git+https://github.com/someone/fork.git@dev (course.toml)"
+    ]
+    assert course_map.main([], root=root) == 0
+    assert course_map.main(["--check"], root=root) == 0
+    assert authoring.is_up_to_date(solution, root=root)
+    for path in paths:
+        old, new = before[path].splitlines(), path.read_text().splitlines()
+        changed = [(a, b) for a, b in zip(old, new) if a != b]
+        assert len(old) == len(new) and len(changed) == 1, (path, changed)
+        assert "git+https://github.com/someone/fork.git@dev" in changed[0][1]
+    assert "someone/fork/blob/dev/notebooks/01_language_model.ipynb" in (root / "docs" / "course_map.md").read_text()
+
+
+def test_assign_writes_the_set_up_cell_from_course_toml(tmp_path):
+    # A solution whose own set-up cell is stale: the student version still installs the fork.
+    root = _fork(tmp_path)
+    solution = root / "solutions" / "A1_bahdanau_attention.ipynb"
+    target = authoring.generate(solution, root=root)
+    cell = course_repository.setup_cell(nbformat.read(target, as_version=4))
+    assert cell.source == course_repository.setup_cell_source(root)
+    assert "git+https://github.com/someone/fork.git@dev" in cell.source
+    assert authoring.is_up_to_date(solution, root=root) and not authoring.is_up_to_date(solution)
+    assert course_repository.stale_setup_cells([solution], root) == [solution]
+
+
+def test_a_notebook_without_a_set_up_cell_is_left_alone(tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Title"), nbformat.v4.new_code_cell("x = 1")]
+    path = tmp_path / "plain.ipynb"
+    nbformat.write(notebook, path)
+    assert course_repository.setup_cell(notebook) is None
+    assert course_repository.refresh_setup_cells([path], ROOT) == []
