@@ -180,7 +180,7 @@ class AttentionExplorer:
         """A matplotlib figure with bars, the 2-D context, the heat map and the error."""
         import matplotlib.pyplot as plt
 
-        figure, (bars, plane, heat) = plt.subplots(1, 3, figsize=(13, 3.6), gridspec_kw={"width_ratios": [1.1, 1, 1.2]})
+        figure, (bars, plane, heat) = plt.subplots(1, 3, figsize=(13, 3.9), gridspec_kw={"width_ratios": [1.1, 1, 1.2]})
         self.draw(bars, plane, heat)
         figure.suptitle(self.summary(), fontsize=9, y=0.02, va="bottom")
         figure.tight_layout(rect=(0, 0.07, 1, 1))
@@ -197,6 +197,8 @@ class AttentionExplorer:
             bars.text(j, weight + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=7)
         bars.set_xticks(positions, SOURCE_WORDS[: len(positions)])
         bars.set_ylim(0, 1.25)
+        bars.set_xlabel("input word j")
+        bars.set_ylabel("weight alpha_jt")
         bars.set_title(f"weights at t = {r['step'] + 1} ({r['word']})", fontsize=10)
         bars.legend(fontsize=7, loc="upper left")
 
@@ -212,10 +214,15 @@ class AttentionExplorer:
         plane.scatter([oracle_context[0]], [oracle_context[1]], marker="x", s=80, color="tab:red", zorder=3,
                       label="oracle c_t")
         plane.set_aspect("equal")
+        plane.set_xlabel("state coordinate 1 (toy 2-D states)")
+        plane.set_ylabel("state coordinate 2")
         plane.set_title("context vector among the encoder states", fontsize=10)
         plane.legend(fontsize=7, loc="best")
 
         attention_heatmap(self.weights, SOURCE_WORDS[: self.scores.shape[1]], TARGET_WORDS[: self.num_steps], ax=heat)
+        # Every row comes from the scores held for its step: the made-up DEFAULT_SCORES until someone changes them.
+        heat.text(0.5, -0.04, "every row: softmax of that step's scores (preset until you change them)",
+                  transform=heat.transAxes, ha="center", va="top", fontsize=8)
         heat.add_patch(
             Rectangle((-0.5, self.step - 0.5), self.scores.shape[1], 1, fill=False, edgecolor="tab:orange", linewidth=2)
         )

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from course_lib.plots.attention import attention_heatmap
+from course_lib.plots.attention import _fit_column_labels, attention_heatmap
 from course_lib.plots.fonts import devanagari_font
 
 
@@ -25,7 +25,8 @@ def _as_example(example, index):
     )
 
 
-def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptitle=None, annotate=False):
+def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptitle=None, annotate=False,
+                   xlabel="input position j", ylabel="output step t", min_label_size=11.0, max_label_size=14.0):
     """Draws several attention heat maps in a grid.
 
     Args:
@@ -34,9 +35,17 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
         ncols: heat maps per row.
         fontproperties: font for the tick labels and titles (default: the
             packaged Devanagari font with a Latin fallback).
-        cell_size: inches per heat map.
+        cell_size: inches per heat map (taller for heat maps with many rows).
         suptitle: a title over the whole figure.
         annotate: write the weights in the cells.
+        xlabel, ylabel: axis labels of every heat map (columns: inputs, at the
+            top; rows: outputs, on the heat maps of the first column). None
+            leaves them out.
+        min_label_size, max_label_size: bounds, in points, of the row labels'
+            font size. The size follows the height of one row, so short outputs
+            get large labels; a heat map with many rows is drawn taller instead
+            of shrinking its labels below `min_label_size` (a lone vowel sign or
+            virama, drawn on a dotted circle, is hard to read when small).
 
     Returns:
         The matplotlib figure.
@@ -51,10 +60,16 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
     fontproperties = fontproperties or devanagari_font()
     ncols = min(int(ncols), len(examples))
     nrows = math.ceil(len(examples) / ncols)
+    # Each row of the grid is tall enough for its longest output at the smallest label size.
+    row_pitch = 2.0 * min_label_size / 72  # inches per output row
+    tallest = [max(len(example["output_labels"]) for example in examples[row * ncols:(row + 1) * ncols])
+               for row in range(nrows)]
+    heights = [max(cell_size * 1.15, row_pitch * rows + 1.3) for rows in tallest]  # + title, labels, ticks
     figure, axes = plt.subplots(
-        nrows, ncols, figsize=(cell_size * ncols * 1.25, cell_size * nrows * 1.15), squeeze=False
+        nrows, ncols, figsize=(cell_size * ncols * 1.25, sum(heights)), squeeze=False,
+        gridspec_kw={"height_ratios": heights},
     )
-    for ax, example in zip(axes.flat, examples):
+    for index, (ax, example) in enumerate(zip(axes.flat, examples)):
         try:
             attention_heatmap(
                 np.asarray(example["weights"]),
@@ -67,13 +82,27 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
         except ValueError:
             plt.close(figure)  # a bad example leaves no half-drawn figure behind
             raise
-        ax.set_xlabel("")
-        ax.set_ylabel("")
+        ax.set_xlabel(xlabel or "", fontsize=9)
+        ax.set_ylabel((ylabel or "") if index % ncols == 0 else "", fontsize=9)
         if example.get("title"):
-            ax.set_title(example["title"], fontproperties=fontproperties, pad=18)
+            ax.set_title(example["title"], fontproperties=fontproperties, pad=30 if xlabel else 18)
     for ax in list(axes.flat)[len(examples):]:
         ax.axis("off")
     if suptitle:
         figure.suptitle(suptitle, fontproperties=fontproperties)
     figure.tight_layout()
+    drawn = list(axes.flat)[: len(examples)]
+    _size_row_labels(figure, drawn, examples, min_label_size, max_label_size)
+    figure.tight_layout()
+    for ax, example in zip(drawn, examples):  # larger row labels leave less width: fit the column labels again
+        _fit_column_labels(ax, list(example["input_labels"]), fontproperties, room=0.95)
+    figure.tight_layout()
     return figure
+
+
+def _size_row_labels(figure, axes, examples, smallest, largest):
+    """Sets each heat map's row-label size from the height of one of its rows."""
+    for ax, example in zip(axes, examples):
+        rows = max(1, len(example["output_labels"]))
+        pitch = ax.get_position().height * figure.get_figheight() * 72 / rows  # points per row
+        ax.tick_params(axis="y", labelsize=float(np.clip(0.5 * pitch, smallest, largest)))
