@@ -53,6 +53,12 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
     state itself with new noise at each step makes what is carried from step
     to step fade with distance, while the current input arrives intact.
 
+    The kept units are not rescaled by `1 / (1 - p)`, unlike standard (inverted)
+    dropout: a GRU state is a gated average of values in (-1, 1), which the
+    rescaling would push outside that range. The price is a mismatch: in
+    training the carried state is `(1 - p) h` on average, at inference `h`
+    (docs/documents.md gives the accuracies measured with p = 0.5).
+
     Args:
         units: state size.
         state_dropout: probability of zeroing each unit of `h_{i-1}` at each step.
