@@ -20,10 +20,6 @@ from course_lib import course_repository
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def repository_url():
-    return course_repository.read(ROOT).url
-
-
 def setup_cell_source():
     return course_repository.setup_cell_source(ROOT)
 

@@ -238,10 +238,7 @@ WRONG_PARTS = {
     },
 }
 
-A1_SPECIFIC["patches-everything"] = _chain(WRONG_PARTS["A1"]["softmax-wrong-axis"][1], _insert(PATCH_EVERYTHING, position=3))
-
 SPECIFIC = {"A1": A1_SPECIFIC}
-DESCRIPTIONS = {"A1": {"patches-everything": "a wrong softmax, with numpy, assert, the checks and keras patched"}}
 
 
 def _transform(assignment_id, fault):
@@ -310,8 +307,6 @@ def describe(assignment_id, fault):
     """One line saying what the fault does, e.g. "syntax-error" -> "a syntax error in a graded cell"."""
     if fault in WRONG_PARTS.get(assignment_id, {}):
         return WRONG_PARTS[assignment_id][fault][0]
-    if fault in DESCRIPTIONS.get(assignment_id, {}):
-        return DESCRIPTIONS[assignment_id][fault]
     if fault == "patches-everything" and WRONG_PARTS.get(assignment_id):
         first = next(iter(WRONG_PARTS[assignment_id].values()))[0]
         return f"a wrong answer ({first}), with numpy, assert, the checks and keras patched"
