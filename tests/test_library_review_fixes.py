@@ -28,6 +28,20 @@ def test_seq2seq_masks_its_own_pad_id_in_the_source():
     assert model.encoder.get_config()["pad_id"] == 3
 
 
+def test_an_empty_source_in_a_batch_changes_nothing_for_the_others():
+    """The GRU reads one padding step of an all-padding row (Keras's cuDNN GRU asserts on a row with
+    no step); the other rows' outputs are those they have alone, and the empty row gets no attention."""
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, bidirectional=True)
+    source = np.array([[5, 6, 7], [0, 0, 0]], "int32")
+    target_in = np.array([[1, 4, 5], [1, 6, 7]], "int32")
+    logits = np.asarray(model({"source": source, "target_in": target_in}))
+    alone = np.asarray(model({"source": source[:1], "target_in": target_in[:1]}))
+    np.testing.assert_allclose(logits[:1], alone, atol=1e-5)
+    assert np.all(np.isfinite(logits))
+    assert np.all(np.asarray(model.alignments(source, target_in))[1] == 0.0)
+
+
 def test_encoder_refuses_a_pad_id_outside_the_vocabulary():
     with pytest.raises(ValueError, match="Received: pad_id=12, vocab_size=12"):
         GRUEncoder(12, 4, 6, pad_id=12)

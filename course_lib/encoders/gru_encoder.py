@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
-from course_lib.layers.masking import check_token_ids
+from course_lib.layers.masking import check_token_ids, runnable_mask
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -19,7 +19,9 @@ class GRUEncoder(keras.layers.Layer):
 
     Token id `pad_id` (0 by default) is padding: it is masked in the GRU, so
     padded positions neither change the final state nor receive attention
-    downstream.
+    downstream. A source made only of padding runs the GRU over one padding
+    step (cuDNN fails on a row with no step at all); its mask stays all False,
+    so it receives no attention.
 
     Args:
         vocab_size: number of source tokens, padding included.
@@ -81,13 +83,12 @@ class GRUEncoder(keras.layers.Layer):
         check_token_ids(source, "source")
         source_mask = ops.not_equal(source, self.pad_id)  # (batch, src_len)
         embedded = self.embedding(source)  # (batch, src_len, embedding_dim)
+        gru_mask = runnable_mask(source_mask)  # an empty source reads one padding step (cuDNN needs one)
         if self.bidirectional:
-            outputs, forward_state, backward_state = self.rnn(
-                embedded, mask=source_mask, training=training
-            )
+            outputs, forward_state, backward_state = self.rnn(embedded, mask=gru_mask, training=training)
             final = ops.concatenate([forward_state, backward_state], axis=-1)  # (batch, 2*units)
         else:
-            outputs, final = self.rnn(embedded, mask=source_mask, training=training)
+            outputs, final = self.rnn(embedded, mask=gru_mask, training=training)
         initial_state = self.bridge(final) if self.bridge is not None else final  # (batch, dec_units)
         return outputs, initial_state, source_mask
 

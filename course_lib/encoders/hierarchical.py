@@ -17,7 +17,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
-from course_lib.layers.masking import check_token_ids
+from course_lib.layers.masking import check_token_ids, runnable_mask
 
 
 def check_documents(documents, name="documents"):
@@ -30,18 +30,6 @@ def document_masks(documents):
     word_mask = ops.not_equal(documents, 0)  # (batch, sentences, words)
     sentence_mask = ops.any(word_mask, axis=-1)  # (batch, sentences)
     return word_mask, sentence_mask
-
-
-def runnable_mask(mask):
-    """A copy of a `(rows, length)` mask in which an all-padding row keeps position 0.
-
-    Recurrent layers are not asked to run over a sequence with no real step
-    (some GRU kernels reject it); the one step they then read is padding, and
-    its result is discarded by the real mask downstream.
-    """
-    has_real = ops.any(mask, axis=-1, keepdims=True)  # (rows, 1)
-    first = ops.equal(ops.arange(ops.shape(mask)[-1]), 0)[None, :]  # (1, length)
-    return ops.logical_or(mask, ops.logical_and(ops.logical_not(has_real), first))
 
 
 @keras.saving.register_keras_serializable(package="course_lib")

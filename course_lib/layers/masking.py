@@ -1,4 +1,4 @@
-"""Masked softmax and mask checks shared by every attention layer."""
+"""Masked softmax and mask checks shared by every attention layer, and the mask the recurrent encoders run with."""
 
 from keras import ops
 
@@ -59,3 +59,16 @@ def check_token_ids(tokens, name="tokens", axes=("batch", "length")):
         raise ValueError(
             f"`{name}` must have rank {len(axes)} ({', '.join(axes)}). Received: {name}.shape={tokens.shape}"
         )
+
+
+def runnable_mask(mask):
+    """A copy of a `(rows, length)` mask in which an all-padding row keeps position 0.
+
+    Recurrent layers are not asked to run over a sequence with no real step:
+    Keras's cuDNN GRU (TensorFlow on a GPU) fails an assertion on such a row.
+    The one step they then read is padding, and its result is discarded by the
+    real mask downstream.
+    """
+    has_real = ops.any(mask, axis=-1, keepdims=True)  # (rows, 1)
+    first = ops.equal(ops.arange(ops.shape(mask)[-1]), 0)[None, :]  # (1, length)
+    return ops.logical_or(mask, ops.logical_and(ops.logical_not(has_real), first))
