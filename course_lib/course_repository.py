@@ -37,6 +37,15 @@ class Repository:
     name: str
     branch: str = DEFAULT_BRANCH
 
+    def colab_url(self, path):
+        """`https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>` for a repository path."""
+        return f"https://colab.research.google.com/github/{self.owner}/{self.name}/blob/{self.branch}/{path}"
+
+    @property
+    def install_target(self):
+        """What the set-up cell gives to pip: `git+<repository>`, with `@<branch>` unless the branch is main."""
+        return f"git+{self.url}" + ("" if self.branch == DEFAULT_BRANCH else f"@{self.branch}")
+
 
 def read(root=ROOT):
     """The `Repository` named by `<root>/course.toml`.
@@ -67,16 +76,13 @@ def read(root=ROOT):
 
 
 def colab_url(path, root=ROOT):
-    """`https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>` for a repository path."""
-    repository = read(root)
-    return f"https://colab.research.google.com/github/{repository.owner}/{repository.name}/blob/{repository.branch}/{path}"
+    """The Colab link of a repository path (`Repository.colab_url`)."""
+    return read(root).colab_url(path)
 
 
 def install_target(root=ROOT):
-    """What the set-up cell gives to pip: `git+<repository>`, with `@<branch>` unless the branch is main."""
-    repository = read(root)
-    suffix = "" if repository.branch == DEFAULT_BRANCH else f"@{repository.branch}"
-    return f"git+{repository.url}{suffix}"
+    """What the set-up cell gives to pip (`Repository.install_target`)."""
+    return read(root).install_target
 
 
 def setup_cell_source(root=ROOT):
@@ -89,29 +95,23 @@ def setup_cell_source(root=ROOT):
     )
 
 
-def _source(cell):
-    source = cell.get("source", "")
-    return source if isinstance(source, str) else "".join(source)
-
-
 def setup_cell(notebook):
-    """The notebook's set-up cell (its first code cell, when that starts with the marker), or None."""
+    """The set-up cell of a notebook read by nbformat (its first code cell, when that starts with the marker), or None."""
     for cell in notebook.cells:
-        if cell.get("cell_type") == "code":
-            return cell if _source(cell).lstrip().startswith(SETUP_MARKER) else None
+        if cell.cell_type == "code":
+            return cell if cell.source.lstrip().startswith(SETUP_MARKER) else None
     return None
 
 
-def write_setup_cell(notebook, root=ROOT):
-    """Sets the notebook's set-up cell to the one built from `course.toml`; True when it changed.
+def write_setup_cell(notebook, wanted):
+    """Sets the notebook's set-up cell to `wanted` (`setup_cell_source(root)`); True when it changed.
 
     A notebook without a set-up cell is left alone (False).
     """
     cell = setup_cell(notebook)
-    wanted = setup_cell_source(root)
-    if cell is None or _source(cell) == wanted:
+    if cell is None or cell.source == wanted:
         return False
-    cell["source"] = wanted
+    cell.source = wanted
     return True
 
 
@@ -124,7 +124,8 @@ def stale_setup_cells(paths, root=ROOT):
     """The paths among `paths` whose set-up cell differs from the one `course.toml` gives."""
     import nbformat
 
-    return [p for p in paths if write_setup_cell(nbformat.read(p, as_version=4), root)]
+    wanted = setup_cell_source(root)  # course.toml is read once
+    return [p for p in paths if write_setup_cell(nbformat.read(p, as_version=4), wanted)]
 
 
 def refresh_setup_cells(paths, root=ROOT):
@@ -135,12 +136,12 @@ def refresh_setup_cells(paths, root=ROOT):
     """
     import nbformat
 
-    changed = []
+    wanted, changed = setup_cell_source(root), []
     for path in paths:
         path = Path(path)
         text = path.read_text()
         notebook = nbformat.reads(text, as_version=4)
-        if write_setup_cell(notebook, root):
+        if write_setup_cell(notebook, wanted):
             new = nbformat.writes(notebook)
             path.write_text(new + "\n" if text.endswith("\n") and not new.endswith("\n") else new)
             changed.append(path)

@@ -118,12 +118,13 @@ def render(entries=ENTRIES, root=ROOT):
         "\"not measured\" means nobody has timed it yet. Rerun `python tools/course_map.py` after editing the list.",
         "",
     ]
+    repository = course_repository.read(root)  # once, not once per link
     for kind, heading in (("lecture", "Lectures"), ("assignment", "Assignments")):
         lines += [f"## {heading}", "", "| # | notebook | Colab | what it teaches | fast (CPU) | full (2-core CPU) | full (GPU) |",
                   "|---|---|---|---|---|---|---|"]
         for number, entry in enumerate((e for e in entries if e.kind == kind), start=1):
             link = f"[{entry.title}](../{entry.path})"
-            badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(entry.path, root)})"
+            badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({repository.colab_url(entry.path)})"
             lines.append(f"| {number} | {link} | {badge} | {entry.teaches} | {entry.fast_cpu} | {entry.full_cpu} | {entry.full_gpu} |")
         lines.append("")
     return "\n".join(lines)

@@ -143,7 +143,7 @@ def make_student_notebook(solution, root=None):
             cells.append(new)
     student.cells = cells
     student.metadata.pop("widgets", None)
-    course_repository.write_setup_cell(student, root or REPOSITORY_ROOT)
+    course_repository.write_setup_cell(student, course_repository.setup_cell_source(root or REPOSITORY_ROOT))
     return student, removed
 
 
@@ -188,7 +188,7 @@ def stale_reasons(solution_path, target_path=None, root=None):
     except Exception:  # nbformat raises many kinds; an unreadable notebook is simply out of date
         return ["it is not a readable notebook"]
     reasons = []
-    if course_repository.write_setup_cell(current, root):
+    if course_repository.write_setup_cell(current, course_repository.setup_cell_source(root)):
         reasons.append(f"its set-up cell does not install {course_repository.install_target(root)} (course.toml)")
     if render(current) != render(student):
         reasons.append("it differs from what its solution gives")
@@ -201,7 +201,8 @@ def solution_notebooks(root=REPOSITORY_ROOT):
 
 def colab_links(paths, root=REPOSITORY_ROOT):
     """Colab links of the student notebooks, from `course.toml`'s repository and branch."""
-    return {Path(p).stem: course_repository.colab_url(f"assignments/{Path(p).name}", root) for p in paths}
+    repository = course_repository.read(root)
+    return {Path(p).stem: repository.colab_url(f"assignments/{Path(p).name}") for p in paths}
 
 
 def _assign_command(args):

@@ -338,8 +338,7 @@ def cell_label(notebook, index):
     cells = getattr(notebook, "cells", None) or []
     if not 0 <= index < len(cells):
         return label
-    source = cells[index].get("source", "")
-    source = source if isinstance(source, str) else "".join(str(part) for part in source or [])
+    source = cells[index].source  # a string: the submission was read by nbformat
     names = list(dict.fromkeys(DEFINITION.findall(source)))
     if names:
         shown = ", ".join(f"`{name}`" for name in names[:4]) + (", ..." if len(names) > 4 else "")
