@@ -4,9 +4,10 @@ Decoding and explaining run a model on batches whose size and length change
 from call to call. On TensorFlow a `tf.function` with an input signature of
 unknown sizes is traced once and serves them all. Other backends get the
 plain function back (Seq2Seq's greedy decoding adds its own `jax.jit`).
-"""
 
-import keras
+Keras is imported inside the functions: the task modules import this one at
+their top, and the command line imports them all to build its parser.
+"""
 
 
 def compile_once(function, signature):
@@ -22,6 +23,8 @@ def compile_once(function, signature):
         On TensorFlow, a `tf.function` with that input signature; on other
         backends, `function` itself.
     """
+    import keras
+
     if keras.backend.backend() != "tensorflow":
         return function
     import tensorflow as tf
@@ -48,4 +51,6 @@ def training_jit_compile():
     `jit_compile=True` yourself for fixed-shape data. On JAX, `fit` is always
     jitted (`"auto"`); `False` there would run every step eagerly.
     """
+    import keras
+
     return False if keras.backend.backend() == "tensorflow" else "auto"

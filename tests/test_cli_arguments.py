@@ -1,4 +1,8 @@
-"""Counts and sizes on the command line: 0 or a negative number is a usage error, never "the default"."""
+"""The command line's arguments: counts and sizes of 0 or less are usage errors (never "the default"), and
+building the parser loads no Keras or TensorFlow, so `course-lib --help` answers at once."""
+
+import subprocess
+import sys
 
 import pytest
 
@@ -26,3 +30,28 @@ def test_non_positive_counts_are_usage_errors(argv, bad, capsys):
     assert stop.value.code == 2
     error = capsys.readouterr().err
     assert f"expected a positive integer, received {bad!r}" in error, error
+
+
+# Building the whole parser (what `course-lib --help` does) in a fresh interpreter, reporting which heavy
+# libraries it loaded; the tasks import Keras inside the functions that train and evaluate.
+PARSER_PROBE = """
+import sys
+from course_lib.cli import build_parser
+build_parser()
+print(sorted(name for name in ("keras", "tensorflow", "tensorflow_text", "matplotlib") if name in sys.modules))
+"""
+
+
+def test_building_the_parser_loads_no_keras_or_tensorflow():
+    result = subprocess.run([sys.executable, "-c", PARSER_PROBE], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_choices_kept_in_a_library_module_still_check_and_show(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["train", "documents", "--encoder", "hierarchical", "--out", "unused"])
+    assert stop.value.code == 2
+    assert "invalid choice: 'hierarchical' (choose from 'han', 'plain', 'flat')" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "documents", "--help"])
+    assert "--encoder ENCODER     one of: han, plain, flat (default: han)" in capsys.readouterr().out

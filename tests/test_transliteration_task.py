@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from course_lib.losses import MaskedTokenLoss
+from course_lib.losses import MaskedTokenLoss, SmoothedMaskedTokenLoss
 from course_lib.tasks import transliteration as task
 
 
@@ -85,13 +85,13 @@ def test_smoothed_loss_reduces_to_masked_loss_and_serialises():
     logits = rng.normal(size=(3, 4, 7)).astype("float32")
     target = np.array([[4, 5, 2, 0], [6, 2, 0, 0], [4, 4, 4, 2]])
     plain = float(MaskedTokenLoss()(target, logits))
-    assert float(task.SmoothedMaskedTokenLoss(0.0)(target, logits)) == pytest.approx(plain, rel=1e-5)
-    smoothed = task.SmoothedMaskedTokenLoss(0.1)
+    assert float(SmoothedMaskedTokenLoss(0.0)(target, logits)) == pytest.approx(plain, rel=1e-5)
+    smoothed = SmoothedMaskedTokenLoss(0.1)
     assert float(smoothed(target, logits)) != pytest.approx(plain, rel=1e-3)
     again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(smoothed))
     assert again.label_smoothing == 0.1
     with pytest.raises(ValueError, match="label_smoothing"):
-        task.SmoothedMaskedTokenLoss(1.0)
+        SmoothedMaskedTokenLoss(1.0)
 
 
 def test_fast_profile_config_and_multi_reference_evaluation():

@@ -1,6 +1,7 @@
-"""What the tasks' command-line verbs share: an argument type, and checks on a run's data."""
+"""What the tasks' command-line verbs share: argument types, and checks on a run's data."""
 
 import argparse
+import importlib
 
 
 def positive_int(text):
@@ -16,6 +17,34 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
     return value
+
+
+class ChoicesFrom:
+    """`argparse` choices kept in a library module, read when first needed.
+
+    Argparse reads choices only to check a value or to write a help text, so
+    building the whole parser (`course-lib --help`) does not import the
+    module, and with it Keras and TensorFlow. Give the argument a `metavar`
+    (without one, `add_argument` reads the choices to make it) and name the
+    choices in its help with `%(choices)s`.
+
+    Args:
+        module: the module's dotted name, e.g. `"course_lib.models.document_classifier"`.
+        attribute: the name of the tuple of choices in it, e.g. `"ENCODERS"`.
+    """
+
+    def __init__(self, module, attribute):
+        self.module = module
+        self.attribute = attribute
+
+    def _choices(self):
+        return getattr(importlib.import_module(self.module), self.attribute)
+
+    def __contains__(self, value):
+        return value in self._choices()
+
+    def __iter__(self):
+        return iter(self._choices())
 
 
 GENERATED = "generated"  # how a run records that it trained on the generated data, not a file

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import ChoicesFrom, positive_int
 from course_lib.training.profiles import pick
 
 GENERATED = "generated"
@@ -472,11 +472,10 @@ def _classify_command(args):
 
 
 def register_cli(commands):
-    from course_lib.models.document_classifier import ENCODERS
-
     train = commands.train.add_parser("documents", help="train a document classifier (hierarchical attention)")
     train.add_argument("--data", default=None, help="BBC folder or label,text CSV (default: generated documents)")
-    train.add_argument("--encoder", choices=ENCODERS, default="han")
+    train.add_argument("--encoder", choices=ChoicesFrom("course_lib.models.document_classifier", "ENCODERS"),
+                       default="han", metavar="ENCODER", help="one of: %(choices)s (default: %(default)s)")
     train.add_argument("--epochs", type=positive_int, default=None)
     train.add_argument("--batch-size", type=positive_int, default=32)
     train.add_argument("--seed", type=int, default=0)

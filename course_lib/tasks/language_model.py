@@ -7,18 +7,14 @@ Used by `notebooks/01_language_model.ipynb` and by the command line:
 
 import time
 
-import keras
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
-from course_lib.losses import MaskedTokenLoss
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
-from course_lib.models.language_model import RNNLanguageModel
 from course_lib.tasks.arguments import positive_int
 from course_lib.training import pick
-from course_lib.training.fit import steps_per_execution_for
 
 
 def default_settings(profile=None):
@@ -58,6 +54,12 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     one tenth: loss `i` covers the steps up to `(i + 1) * report_every`),
     `valid_perplexity`, `unigram_perplexity`.
     """
+    import keras
+
+    from course_lib.losses import MaskedTokenLoss
+    from course_lib.models.language_model import RNNLanguageModel
+    from course_lib.training.fit import steps_per_execution_for
+
     settings = {**default_settings(), **(settings or {})}
     for key in ("steps", "batch_size", "units", "embedding_dim"):
         if int(settings[key]) < 1:

@@ -15,15 +15,15 @@ white-space-only input string gives an empty output string.
 
 import os
 
-import keras
-
-from course_lib.decoding.greedy import greedy_decode
-from course_lib.text.tokenize import tokenize_tensor
 from course_lib.text.vocabulary import GO, PAD, STOP, UNK
 
 
 def _string_module_class():
+    # TensorFlow and the decoder load here, on first export, not when the command line imports this module.
     import tensorflow as tf
+
+    from course_lib.decoding.greedy import greedy_decode
+    from course_lib.text.tokenize import tokenize_tensor
 
     class StringSeq2Seq(tf.Module):
         """`translate(texts)`: a 1-D `tf.string` tensor in, a 1-D `tf.string` tensor out."""
@@ -73,6 +73,8 @@ def _string_module_class():
 
 def string_module(model, source_vocab, target_vocab, max_length=None):
     """The `tf.Module` with a `translate(tf.string[None]) -> tf.string[None]` function."""
+    import keras
+
     backend = keras.backend.backend()
     if backend != "tensorflow":
         raise ValueError(

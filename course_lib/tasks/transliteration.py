@@ -174,40 +174,6 @@ def test_items(pairs, target_vocab, direction="roman-native"):
 # -- model and training -------------------------------------------------------
 
 
-def _smoothed_loss_class():
-    import keras
-    from keras import ops
-
-    from course_lib.losses import MaskedTokenLoss
-
-    @keras.saving.register_keras_serializable(package="course_lib")
-    class SmoothedMaskedTokenLoss(MaskedTokenLoss):
-        """`MaskedTokenLoss` with label smoothing: the target distribution puts
-        `1 - label_smoothing` on the right token and spreads the rest evenly."""
-
-        def __init__(self, label_smoothing=0.1, pad_id=0, name="smoothed_masked_token_loss", **kwargs):
-            super().__init__(pad_id=pad_id, name=name, **kwargs)
-            if not 0.0 <= label_smoothing < 1.0:
-                raise ValueError(f"`label_smoothing` must lie in [0, 1). Received: {label_smoothing}")
-            self.label_smoothing = float(label_smoothing)
-
-        def token_losses(self, y_true, y_pred):
-            vocab = ops.shape(y_pred)[-1]
-            log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, tgt_len, vocab)
-            smoothed = ops.one_hot(y_true, vocab) * (1.0 - self.label_smoothing) + (
-                self.label_smoothing / ops.cast(vocab, y_pred.dtype)
-            )
-            return -ops.sum(smoothed * log_probs, axis=-1)  # (batch, tgt_len)
-
-        def get_config(self):
-            return {**super().get_config(), "label_smoothing": self.label_smoothing}
-
-    return SmoothedMaskedTokenLoss
-
-
-SmoothedMaskedTokenLoss = _smoothed_loss_class()
-
-
 def token_noise(ids, probability, rng, keep_first=False):
     """Replaces real (non-padding) tokens by `<unk>` with the given probability.
 
@@ -247,6 +213,7 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps, steps
     """The compiled Seq2Seq model; with `steps_per_epoch`, its steps per execution divide it."""
     import keras
 
+    from course_lib.losses import SmoothedMaskedTokenLoss
     from course_lib.models.seq2seq import Seq2Seq
     from course_lib.training.fit import steps_per_execution_for
 
