@@ -47,6 +47,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
             during training. Below 1, the model's own previous prediction is fed
             otherwise (scheduled sampling). Inference always feeds predictions.
         conditional: use the conditional GRU step above (two GRU cells).
+        seed: seed of the coin flips that choose, with `teacher_forcing_ratio`
+            below 1, between the true and the predicted previous token.
 
     Call arguments:
         target_inputs: `(batch, tgt_len)` token ids, `<GO>` followed by the

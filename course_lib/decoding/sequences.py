@@ -8,6 +8,9 @@ def strip_special_tokens(tokens, stop_id, pad_id=0, start_id=None):
 
     Args:
         tokens: `(batch, length)` integer array of decoded ids.
+        stop_id: id of `<stop>`; a row ends at its first one.
+        pad_id: id of padding, dropped.
+        start_id: optional id of `<GO>`, dropped as well when given.
 
     Returns:
         A list of Python lists of ids, one per row, without `<stop>`/padding.
@@ -39,6 +42,11 @@ def reverse_tokens(ids, stop_id, pad_id=0):
 
     Args:
         ids: `(batch, length)` integer array.
+        stop_id, pad_id: ids of `<stop>` and padding; a row's content ends
+            before the first of either.
+
+    Returns:
+        A new array of the same shape.
     """
     ids = np.array(ids, copy=True)
     if ids.ndim != 2:

@@ -12,6 +12,10 @@ def exact_match(predicted, target, stop_id, pad_id=0):
             `<stop>` (or padding) is ignored on both sides. A row counts as
             right only when its tokens before that point and the `<stop>`
             itself are right: a row cut short without `<stop>` is wrong.
+        stop_id, pad_id: ids of `<stop>` and padding.
+
+    Returns:
+        A float in [0, 1].
     """
     predicted, target = np.asarray(predicted), np.asarray(target)
     if predicted.ndim != 2 or target.ndim != 2:
