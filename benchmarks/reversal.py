@@ -12,11 +12,11 @@ the quality targets: our recipe gets there in far fewer steps than 2,500.
 
 import argparse
 import importlib.util
+import json
 import os
+import subprocess
 import sys
 import time
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
 def run_ours(steps):
@@ -30,6 +30,21 @@ def run_ours(steps):
     total = time.perf_counter() - start
     return {"train_seconds": result.train_seconds, "total_seconds": total, "eval_seconds": result.eval_seconds,
             "exact_match": {k: result.exact_match[k] for k in (5, 7, 10)}, "alignment": result.alignment}
+
+
+def run_reference(steps):
+    """The PyTorch reference, in a process of its own.
+
+    In one process with TensorFlow, PyTorch 2.14's training crashed (segmentation fault, 1 Dec 2026), and
+    the two libraries' thread pools would compete for the same cores anyway.
+    """
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reversal_reference_torch.py")
+    finished = subprocess.run([sys.executable, script, "--steps", str(steps)], capture_output=True, text=True)
+    if finished.returncode != 0:
+        raise RuntimeError(f"The PyTorch reference failed (exit {finished.returncode}):\n{finished.stderr[-2000:]}")
+    reference = json.loads(finished.stdout.strip().splitlines()[-1])
+    reference["exact_match"] = {int(length): score for length, score in reference["exact_match"].items()}
+    return reference
 
 
 def main():
@@ -58,9 +73,7 @@ def main():
     if args.no_reference or importlib.util.find_spec("torch") is None:
         print("PyTorch is not installed: reference skipped (pip install torch to compare).")
         return
-    from reversal_reference_torch import train_and_evaluate
-
-    reference = train_and_evaluate(args.steps)
+    reference = run_reference(args.steps)
     print(f"PyTorch reference (eager): train {reference['train_seconds']:.1f} s, "
           f"{args.steps / reference['train_seconds']:.1f} steps/s, total {reference['total_seconds']:.1f} s")
     print("  exact match at 5/7/10: " + " / ".join(f"{reference['exact_match'][k]:.3f}" for k in (5, 7, 10)))

@@ -3,9 +3,15 @@
 The classic eager implementation: a GRU encoder, a GRU decoder with additive
 attention stepped in a Python loop, teacher forcing, one length per batch,
 embedding 32, GRU 128, batch 64, Adam 2e-3, 2,500 steps. Only the benchmark
-imports it (PyTorch is not a dependency of the course).
+runs it (PyTorch is not a dependency of the course), in a process of its own:
+
+    python benchmarks/reversal_reference_torch.py [--steps 2500]
+
+prints one JSON line with the seconds and the exact match.
 """
 
+import argparse
+import json
 import time
 
 import numpy as np
@@ -82,3 +88,9 @@ def train_and_evaluate(steps=2500, seed=0, lengths=(5, 7, 10), count=500, thread
             scores[length] = float(np.mean(np.all(predicted == target, axis=1)))
     total_seconds = time.perf_counter() - start
     return {"train_seconds": train_seconds, "total_seconds": total_seconds, "exact_match": scores}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="The PyTorch reference run of the reversal experiment.")
+    parser.add_argument("--steps", type=int, default=2500)
+    print(json.dumps(train_and_evaluate(parser.parse_args().steps)))
