@@ -56,7 +56,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         result = args.handler(args)
-    except (ValueError, FileNotFoundError) as error:
+    except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
         print(f"course-lib: error: {error}", file=sys.stderr)
         return 2
     return int(result or 0)

@@ -145,6 +145,11 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     # Nor may it be scored on the generated test part, which says nothing about it.
     assert main(["evaluate", "translation", "--model", str(out)]) == 2
     assert "pass the test file with --test" in capsys.readouterr().err.lower()
+    # Nor may it take sizes or a learning rate that resuming would ignore while recording them.
+    with pytest.warns(UserWarning, match="line 101"):
+        assert main(args + ["--epochs", "2", "--units", "16", "--learning-rate", "0.0123"]) == 2
+    err = capsys.readouterr().err
+    assert "trained with units=8, learning_rate=" in err and "Received: units=16, learning_rate=0.0123" in err
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")

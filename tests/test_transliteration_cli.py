@@ -52,6 +52,16 @@ def test_train_resume_evaluate_transliterate(files, capsys, tmp_path):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-3].startswith("ghar\t") and lines[-2].startswith("kamal\t")
     assert image.stat().st_size > 1000
+    # Letters the model never saw (here Devanagari given to a roman-native model) are refused, not guessed.
+    assert main(["transliterate", "--model", str(files["out"]), "ghar", "घर"]) == 2
+    assert "'घर' with 'घर'" in capsys.readouterr().err
+
+    # A resumed run keeps its saved sizes and optimizer: other values are refused, not silently ignored
+    # (the run would also have recorded them as its own).
+    assert main(common + ["--epochs", "3", "--units", "32", "--no-attention"]) == 2
+    err = capsys.readouterr().err
+    assert "trained with units=16, attention=True" in err and "Received: units=32, attention=False" in err
+    assert json.loads((files["out"] / "training_state.json").read_text())["config"]["units"] == 16
 
 
 def test_clear_errors(files, capsys, tmp_path):

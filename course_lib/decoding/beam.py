@@ -49,13 +49,29 @@ def _where_rows(condition, when_true, when_false):
     return ops.where(condition, when_true, when_false)
 
 
-def check_beam_options(beam_width, length_penalty):
-    """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0."""
+def check_beam_options(beam_width, length_penalty, vocab_size=None):
+    """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0.
+
+    With `vocab_size`, the beam may hold at most `vocab_size - 2` hypotheses:
+    padding and `<GO>` are never written, so a wider beam would be filled with
+    impossible hypotheses made of them.
+    """
     if isinstance(beam_width, bool) or not isinstance(beam_width, (int, np.integer)) or beam_width < 1:
         raise ValueError(f"`beam_width` must be a whole number >= 1. Received: beam_width={beam_width!r}")
+    if vocab_size is not None and beam_width > vocab_size - 2:
+        raise ValueError(
+            f"`beam_width` can be at most {vocab_size - 2}: a vocabulary of {vocab_size} has that many tokens "
+            f"besides padding and <GO>. Received: beam_width={beam_width}"
+        )
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float, np.integer, np.floating)) \
             or not np.isfinite(length_penalty) or length_penalty < 0:
         raise ValueError(f"`length_penalty` must be a finite number >= 0. Received: length_penalty={length_penalty!r}")
+
+
+def check_max_length(max_length):
+    """Raises `ValueError` unless `max_length` (the most output steps) is a whole number >= 1."""
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
+        raise ValueError(f"`max_length` must be a whole number >= 1. Received: max_length={max_length!r}")
 
 
 def beam_search(
@@ -92,11 +108,9 @@ def beam_search(
         `alignments (batch, k, max_length, src_len)` attention weights
         (zeros after `<stop>`).
     """
-    max_length = int(max_length)
-    check_beam_options(beam_width, length_penalty)
-    beam_width = int(beam_width)
-    if max_length < 1:
-        raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
+    check_max_length(max_length)
+    check_beam_options(beam_width, length_penalty, getattr(decoder, "vocab_size", None))
+    max_length, beam_width = int(max_length), int(beam_width)
     first_leaf = keras.tree.flatten(start_state)[0]
     batch = ops.shape(first_leaf)[0]
     rows = batch * beam_width

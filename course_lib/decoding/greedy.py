@@ -1,5 +1,6 @@
 """Greedy decoding: feed back the most probable token until `<stop>`."""
 
+import numpy as np
 from keras import ops
 
 from course_lib.recurrence import scan
@@ -24,7 +25,7 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
         `(batch, max_length, src_len)` attention weights and the summed
         log-probability of each sequence `(batch,)`.
     """
-    if isinstance(max_length, int) and max_length < 1:
+    if isinstance(max_length, (int, np.integer)) and max_length < 1:  # a tensor is checked by its caller
         raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
     batch = ops.shape(start_state)[0]
     first_tokens = ops.full((batch,), start_id, dtype="int32")

@@ -35,6 +35,7 @@ import numpy as np
 
 from course_lib.grading import harvest
 from course_lib.grading.runner import ANSI
+from course_lib.tasks.arguments import output_file, output_folder, positive_float
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 
 MAX_NOTEBOOK_BYTES = 20 * 2**20
@@ -631,11 +632,11 @@ def register_cli(commands):
     )
     parser.add_argument("assignment", help="A1, A1_bahdanau_attention, ... or a hidden-test .py file")
     parser.add_argument("submissions", nargs="+", help="submitted .ipynb files")
-    parser.add_argument("--out", help="CSV file: one row per submission, points per question and total")
-    parser.add_argument("--feedback", help="folder for one feedback file per submission")
-    parser.add_argument("--timeout", type=float, metavar="S",
+    parser.add_argument("--out", type=output_file(), help="CSV file: one row per submission, points per question and total")
+    parser.add_argument("--feedback", type=output_folder, help="folder for one feedback file per submission")
+    parser.add_argument("--timeout", type=positive_float, metavar="S",
                         help="seconds per cell (default: the assignment's, see below)")
-    parser.add_argument("--notebook-timeout", type=float, metavar="S",
+    parser.add_argument("--notebook-timeout", type=positive_float, metavar="S",
                         help="seconds per notebook (default: the assignment's, see below)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at the same time (default: 1)")
     parser.add_argument("--tests", metavar="DIR", help="folder with the hidden tests (default: hidden_tests/ of the repository)")

@@ -1,5 +1,7 @@
-"""Masked softmax and mask checks shared by every attention layer, and the mask the recurrent encoders run with."""
+"""Masked softmax and mask checks shared by every attention layer, token-id checks, and the mask the
+recurrent encoders run with."""
 
+import numpy as np
 from keras import ops
 
 # Added to the score of a padded position. Far below any real score, yet finite,
@@ -58,6 +60,27 @@ def check_token_ids(tokens, name="tokens", axes=("batch", "length")):
     if len(tokens.shape) != len(axes):
         raise ValueError(
             f"`{name}` must have rank {len(axes)} ({', '.join(axes)}). Received: {name}.shape={tokens.shape}"
+        )
+
+
+def check_token_range(tokens, vocab_size, name="tokens"):
+    """Raises ValueError unless every id in a concrete array lies in `[0, vocab_size)`.
+
+    Embedding lookups do not check their ids: a negative id reads a row from
+    the end of the table (-1 is the last token), and one past the end fails
+    deep inside TensorFlow on the CPU (on a GPU it reads zeros). The checks
+    run where NumPy arrays come in (`generate`, `explain`, scoring); inside a
+    compiled graph the values are not known.
+    """
+    values = np.asarray(tokens)
+    if values.size == 0:
+        return
+    low, high = values.min(), values.max()
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        raise ValueError(
+            f"`{name}` holds ids outside the vocabulary [0, {vocab_size}). "
+            f"Received: {name} with id {bad} (ids from {low} to {high})"
         )
 
 

@@ -17,8 +17,10 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
+from course_lib.decoding.beam import check_max_length
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.layers.masking import check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -108,7 +110,10 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 "`context` must be an integer array (batch, utterances, words). "
                 f"Received: context.shape={context.shape}, dtype={context.dtype}"
             )
-        max_length = self.max_output_length if max_length is None else int(max_length)
+        check_token_range(context, self.vocab_size, "context")
+        max_length = self.max_output_length if max_length is None else max_length
+        check_max_length(max_length)
+        max_length = int(max_length)
         if max_length not in self._greedy_functions:
             self._greedy_functions[max_length] = compile_once(
                 lambda batch: self._greedy(batch, max_length), [((None, None, None), "int32")]

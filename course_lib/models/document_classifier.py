@@ -20,6 +20,7 @@ from course_lib.encoders.hierarchical import (
     document_masks,
 )
 from course_lib.layers.attention_pooling import AttentionPooling
+from course_lib.layers.masking import check_token_range
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
@@ -203,6 +204,7 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 "`documents` must be an integer array (batch, sentences, words). "
                 f"Received: documents.shape={documents.shape}, dtype={documents.dtype}"
             )
+        check_token_range(documents, self.vocab_size, "documents")
         outputs = self._explain_function()(documents.astype("int32"))
         result = {key: np.asarray(value) for key, value in outputs.items()}
         if "sentence_weights" not in result and self.encoder_kind == "flat":

@@ -11,7 +11,8 @@ import keras
 import numpy as np
 from keras import ops
 
-from course_lib.layers.masking import check_token_ids
+from course_lib.decoding.beam import check_max_length
+from course_lib.layers.masking import check_token_ids, check_token_range
 from course_lib.recurrence import scan
 
 CELLS = {"rnn": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
@@ -112,6 +113,8 @@ class RNNLanguageModel(keras.layers.Layer):
                 "`inputs` and `targets` must have the same shape. "
                 f"Received: inputs.shape={inputs.shape}, targets.shape={targets.shape}"
             )
+        check_token_range(inputs, self.vocab_size, "inputs")
+        check_token_range(targets, self.vocab_size, "targets")
         logits = ops.convert_to_numpy(self(inputs.astype("int32"), training=False)).astype("float64")
         logits -= logits.max(axis=-1, keepdims=True)
         log_probs = logits - np.log(np.exp(logits).sum(axis=-1, keepdims=True))
@@ -134,8 +137,9 @@ class RNNLanguageModel(keras.layers.Layer):
             padding after `<stop>`, and the log-probability of each sequence
             under the model (not the tempered distribution).
         """
-        if temperature < 0:
-            raise ValueError(f"`temperature` must be >= 0. Received: temperature={temperature}")
+        if not np.isfinite(temperature) or temperature < 0:
+            raise ValueError(f"`temperature` must be a finite number >= 0. Received: temperature={temperature}")
+        check_max_length(max_length)
         if max_length < 1 or num_samples < 1:
             raise ValueError(
                 "`max_length` and `num_samples` must be positive. "

@@ -7,10 +7,10 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search_model, check_beam_options
+from course_lib.decoding.beam import beam_search_model, check_beam_options, check_max_length
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
-from course_lib.layers.masking import check_token_ids
+from course_lib.layers.masking import check_token_ids, check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -231,11 +231,11 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 "`source` must be an integer array (batch, src_len). "
                 f"Received: source.shape={source.shape}, dtype={source.dtype}"
             )
-        max_length = self.max_output_length if max_length is None else int(max_length)
+        check_token_range(source, self.source_vocab_size, "source")
+        max_length = self.max_output_length if max_length is None else max_length
+        check_max_length(max_length)
         self.build()
-        if max_length < 1:
-            raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
-        check_beam_options(beam_width, length_penalty)
+        check_beam_options(beam_width, length_penalty, self.target_vocab_size)
         if beam_width > 1:
             return beam_search_model(self, source, max_length, beam_width, length_penalty)
         tokens, alignments, scores = self.greedy_function()(source.astype("int32"), np.int32(max_length))

@@ -2,6 +2,8 @@
 
 import argparse
 import importlib
+import math
+import os
 
 
 def positive_int(text):
@@ -17,6 +19,64 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
     return value
+
+
+def _finite_float(text, above_zero):
+    kind = "positive" if above_zero else "non-negative"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a {kind} number, received {text!r}") from None
+    if not math.isfinite(value) or value < 0 or (above_zero and value == 0):
+        raise argparse.ArgumentTypeError(f"expected a {kind} number, received {text!r}")
+    return value
+
+
+def positive_float(text):
+    """An `argparse` type: a finite number above 0 (a learning rate, a time limit).
+
+    NaN and infinity are refused: a NaN learning rate would train to a NaN
+    loss and save that model.
+    """
+    return _finite_float(text, above_zero=True)
+
+
+def non_negative_float(text):
+    """An `argparse` type: a finite number of at least 0 (a weight, where 0 turns something off)."""
+    return _finite_float(text, above_zero=False)
+
+
+def output_folder(text):
+    """An `argparse` type: a folder to write into, made when the run saves.
+
+    Checked when the arguments are read, before any training: a path that is
+    an existing file would otherwise fail only after the work is done.
+    """
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"expected a folder, received {text!r}, which is a file")
+    return text
+
+
+def output_file(*suffixes):
+    """An `argparse` type for a file to write: not an existing folder and, when
+    `suffixes` are given, ending in one of them (`".keras"`, `".png"`...).
+
+    Checked before any work, like `output_folder`.
+    """
+
+    def parse(text):
+        if os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"expected a file, received {text!r}, which is a folder")
+        if suffixes and not text.lower().endswith(suffixes):
+            raise argparse.ArgumentTypeError(
+                f"expected a file name ending in {' or '.join(suffixes)}, received {text!r}"
+            )
+        return text
+
+    return parse
+
+
+IMAGE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what the heat maps can be saved as
 
 
 class ChoicesFrom:
@@ -56,6 +116,30 @@ def check_same_training_data(out_dir, trained_on, train_file):
         raise ValueError(
             f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same kind of data "
             f"(pass --train again, or choose another --out). Received: --train {train_file!r}"
+        )
+
+
+def check_resume_keeps(out_dir, saved_config, given):
+    """Refuses command-line settings that a resumed run could not honour.
+
+    A resumed run continues the saved model and optimizer, so sizes, the
+    learning rate or the attention switch given again with other values would
+    be ignored while the run records them as used.
+
+    Args:
+        out_dir: the run's folder (for the message).
+        saved_config: the configuration the run was started with (a dict).
+        given: `{name: value}` of the settings given on this command line,
+            None for those left out.
+    """
+    changed = {name: value for name, value in given.items()
+               if value is not None and name in saved_config and saved_config[name] != value}
+    if changed:
+        raise ValueError(
+            f"{str(out_dir)!r} holds a run trained with "
+            + ", ".join(f"{name}={saved_config[name]!r}" for name in changed)
+            + "; resuming it keeps the saved model and optimizer (leave these out, or choose another --out). "
+            + "Received: " + ", ".join(f"{name}={value!r}" for name, value in changed.items())
         )
 
 

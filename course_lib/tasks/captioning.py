@@ -20,7 +20,7 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import output_file, output_folder, positive_int
 from course_lib.text.vocabulary import Vocabulary
 from course_lib.training.profiles import current_profile
 
@@ -465,7 +465,7 @@ def register_cli(commands):
     train.add_argument("--profile", choices=("fast", "full"))
     train.add_argument("--cache-dir", help="where frozen-backbone features are cached")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--out", required=True, help="folder for model.keras, vocabulary.json, run.json")
+    train.add_argument("--out", required=True, type=output_folder, help="folder for model.keras, vocabulary.json, run.json")
     train.set_defaults(handler=_train_command)
 
     evaluate = commands.evaluate.add_parser("captioning", help="BLEU-1..4 (and exact match, attention on object)")
@@ -473,7 +473,7 @@ def register_cli(commands):
     evaluate.add_argument("--images")
     evaluate.add_argument("--captions")
     evaluate.add_argument("--beam-width", type=positive_int, default=1)
-    evaluate.add_argument("--metrics-json", help="write the metrics to this JSON file")
+    evaluate.add_argument("--metrics-json", type=output_file(), help="write the metrics to this JSON file")
     evaluate.set_defaults(handler=_evaluate_command)
 
     caption = commands.root.add_parser("caption", help="caption image files with a trained captioner")

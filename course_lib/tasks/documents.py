@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
-from course_lib.tasks.arguments import ChoicesFrom, positive_int
+from course_lib.tasks.arguments import ChoicesFrom, output_file, output_folder, positive_int
 from course_lib.training.profiles import pick
 
 GENERATED = "generated"
@@ -464,6 +464,9 @@ def _classify_command(args):
             print(f"{name}: not valid UTF-8, read as Latin-1")
         texts.append(text)
     results, _ = classify_texts(model, pipeline, settings["class_names"], texts)
+    wordless = [name for name, result in zip(args.files, results) if not np.any(result["ids"])]
+    if wordless:  # all padding: the "class" would be the model's answer to nothing
+        raise ValueError(f"Nothing to classify: no words in these files. Received: {wordless}")
     for name, result in zip(args.files, results):
         weights = result["sentence_weights"]
         top = int(np.argmax(weights)) if len(weights) else "none (this encoder has no sentence attention)"
@@ -481,14 +484,14 @@ def register_cli(commands):
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--sizes", default=None, metavar="TRAIN,VALID,TEST",
                        help="generated data only: documents per part (default by profile)")
-    train.add_argument("--out", required=True, help="folder for the trained model")
+    train.add_argument("--out", required=True, type=output_folder, help="folder for the trained model")
     train.set_defaults(handler=_train_command)
 
     evaluate = commands.evaluate.add_parser("documents", help="evaluate a trained document classifier")
     evaluate.add_argument("--model", required=True, help="folder written by `train documents`")
     evaluate.add_argument("--data", default=None, help="BBC folder, CSV or 'generated' (default: the training data)")
     evaluate.add_argument("--split", default="test", help="test (default), valid, train or all")
-    evaluate.add_argument("--metrics-json", default=None, help="write the metrics here")
+    evaluate.add_argument("--metrics-json", default=None, type=output_file(), help="write the metrics here")
     evaluate.set_defaults(handler=_evaluate_command)
 
     classify = commands.root.add_parser("classify", help="classify text files with a trained document model")

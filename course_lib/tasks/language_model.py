@@ -13,7 +13,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import output_file, positive_int
 from course_lib.training import pick
 
 
@@ -147,5 +147,5 @@ def register_cli(commands):
     parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: from the profile)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--save", default=None, help="path of a .keras file to write")
+    parser.add_argument("--save", default=None, type=output_file(".keras"), help="path of a .keras file to write")
     parser.set_defaults(handler=_train_command)

@@ -15,7 +15,7 @@ import numpy as np
 from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
-from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.arguments import output_file, output_folder, positive_int
 from course_lib.training.profiles import pick
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
@@ -227,6 +227,12 @@ def _command(args):
     print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    heatmap = out / "reversal_attention.png"
+    if (out / "reversal.keras").exists():
+        print(f"\n{out} holds an earlier reversal run; its model and metrics are replaced by this one's.")
+    if not config.attention and heatmap.exists():
+        heatmap.unlink()  # it showed the attention of the model being replaced; this one has none
+        print(f"Removed {heatmap}: the plain encoder-decoder has no attention to draw.")
     if config.attention:
         import matplotlib
 
@@ -242,7 +248,6 @@ def _command(args):
             result.example_labels,
             title=f"Reversing {''.join(map(str, EXAMPLE_INPUT))}",
         )
-        heatmap = out / "reversal_attention.png"
         ax.figure.savefig(heatmap, bbox_inches="tight", dpi=120)
         plt.close(ax.figure)
         print(f"\nHeat map written to {heatmap}")
@@ -265,6 +270,8 @@ def register_cli(commands):
     parser.add_argument("--no-attention", action="store_true", help="train the plain encoder-decoder (option 1)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: 2500, or 500 when COURSE_PROFILE=fast)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/reversal", help="folder for the heat map, model and metrics")
-    parser.add_argument("--metrics-json", default=None, help="where to write the metrics (default: OUT/metrics.json)")
+    parser.add_argument("--out", default="runs/reversal", type=output_folder,
+                        help="folder for the heat map, model and metrics")
+    parser.add_argument("--metrics-json", default=None, type=output_file(),
+                        help="where to write the metrics (default: OUT/metrics.json)")
     parser.set_defaults(handler=_command)

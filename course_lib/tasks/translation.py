@@ -31,7 +31,10 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.data import hindi_english
-from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
+from course_lib.tasks.arguments import (
+    GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
+    non_negative_float, output_file, output_folder, positive_float, positive_int,
+)
 from course_lib.text.vocabulary import STOP, Vocabulary
 from course_lib.training.profiles import current_profile, pick
 
@@ -478,6 +481,11 @@ def _train_command(args):
         if args.valid:
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
+    if has_checkpoint(args.out):  # resuming a checkpoint
+        check_resume_keeps(args.out, json.loads((Path(args.out) / STATE_FILE).read_text())["config"], {
+            "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
+            "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
+        })
     source_path = Path(args.out) / TRAIN_DATA_FILE
     if source_path.exists() and has_checkpoint(args.out):  # resuming a checkpoint
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
@@ -542,26 +550,27 @@ def register_cli(commands):
     parser.add_argument("--units", type=positive_int, default=None)
     parser.add_argument("--embedding-dim", type=positive_int, default=None)
     parser.add_argument("--batch-size", type=positive_int, default=None)
-    parser.add_argument("--learning-rate", type=float, default=None, help="Adam step size (default 5e-3)")
+    parser.add_argument("--learning-rate", type=positive_float, default=None, help="Adam step size (default 5e-3)")
     parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
-    parser.add_argument("--alignment-loss-weight", type=float, default=None,
+    parser.add_argument("--alignment-loss-weight", type=non_negative_float, default=None,
                         help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
     parser.add_argument("--supervised-pairs", type=positive_int, default=None,
                         help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", required=True, help="model folder (resumes when it holds a checkpoint)")
+    parser.add_argument("--out", required=True, type=output_folder, help="model folder (resumes when it holds a checkpoint)")
     parser.set_defaults(handler=_train_command)
 
     parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")
     parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
     parser.add_argument("--test", help="Tatoeba-format test file (default: the generated corpus's test part)")
     parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
-    parser.add_argument("--metrics-json", help="write the metrics (bleu, chrf, ...) to this JSON file")
+    parser.add_argument("--metrics-json", type=output_file(), help="write the metrics (bleu, chrf, ...) to this JSON file")
     parser.set_defaults(handler=_evaluate_command)
 
     parser = commands.root.add_parser("translate", help="translate text with a trained model")
     parser.add_argument("--model", required=True)
     parser.add_argument("--beam", type=positive_int, default=1)
-    parser.add_argument("--heatmap", help="save the attention heat map of the first text to this PNG")
+    parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
+                        help="save the attention heat map of the first text to this image (.png, .pdf, .svg, .jpg)")
     parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
     parser.set_defaults(handler=_translate_command)

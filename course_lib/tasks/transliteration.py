@@ -30,7 +30,10 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.metrics.transliteration import as_reference_lists
-from course_lib.tasks.arguments import GENERATED, check_generated_test_fits, check_same_training_data, positive_int
+from course_lib.tasks.arguments import (
+    GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
+    non_negative_float, output_file, output_folder, positive_float, positive_int,
+)
 from course_lib.training.profiles import pick
 
 MODEL_FILE = "model.keras"
@@ -768,6 +771,10 @@ def _train_command(args):
     if args.no_attention:
         config.attention = False
     state = read_state(args.out)  # empty unless the run resumes
+    check_resume_keeps(args.out, state.get("config", {}), {
+        "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
+        "attention": False if args.no_attention else None,
+    })
     if args.train:
         if args.drop_vowel_length is not None:
             raise ValueError(
@@ -887,6 +894,15 @@ def _transliterate_command(args):
     words = [w for w in args.words if w.strip()]
     if not words:
         raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
+    unknown = {word: sorted({letter for letter in source_vocab.tokenize([word])[0] if letter not in source_vocab.index})
+               for word in words}  # letters outside the model's alphabet (another script, digits...)
+    unknown = {word: letters for word, letters in unknown.items() if letters}
+    if unknown:
+        raise ValueError(
+            f"These words hold letters that this {_kind_name(*_saved_kind(state))} model never saw in training; it "
+            "would read them as <unk> and guess. Received: "
+            + ", ".join(f"{word!r} with {''.join(letters)!r}" for word, letters in unknown.items())
+        )
     decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam,
                                   right_to_left=_saved_kind(state)[1])
     for word, prediction in zip(words, decoded["predictions"]):
@@ -913,7 +929,7 @@ def register_cli(commands):
     train_parser.add_argument("--batch-size", type=positive_int)
     train_parser.add_argument("--units", type=positive_int)
     train_parser.add_argument("--embedding-dim", type=positive_int)
-    train_parser.add_argument("--learning-rate", type=float)
+    train_parser.add_argument("--learning-rate", type=positive_float)
     train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
     train_parser.add_argument("--model-seed", type=int,
                               help="seed of the initial weights and batch order (train ensemble members with different ones)")
@@ -924,7 +940,7 @@ def register_cli(commands):
     train_parser.add_argument("--drop-vowel-length", type=float, metavar="P",
                               help="generated words only: type each long vowel short with probability P "
                                    "(aa -> a), so one typed word can stand for several Hindi words")
-    train_parser.add_argument("--out", required=True, help="folder for the model, vocabularies and progress")
+    train_parser.add_argument("--out", required=True, type=output_folder, help="folder for the model, vocabularies and progress")
     train_parser.set_defaults(handler=_train_command)
 
     evaluate_parser = commands.evaluate.add_parser("transliteration", help="word accuracy, top-k and CER")
@@ -936,15 +952,16 @@ def register_cli(commands):
     evaluate_parser.add_argument("--rerank-with", metavar="DIR", action="append",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
                                       "--right-to-left) that reranks the beam; repeat it to average several")
-    evaluate_parser.add_argument("--rerank-weight", type=float,
+    evaluate_parser.add_argument("--rerank-weight", type=non_negative_float,
                                  help="weight of the rerankers' mean length-normalised log-probability (default: "
                                       "number of --rerank-with / number of --model, one member's vote each)")
-    evaluate_parser.add_argument("--metrics-json", help="write the metrics to this JSON file")
+    evaluate_parser.add_argument("--metrics-json", type=output_file(), help="write the metrics to this JSON file")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
     words_parser = commands.root.add_parser("transliterate", help="transliterate roman words")
     words_parser.add_argument("--model", required=True)
     words_parser.add_argument("--beam", type=positive_int, default=1)
-    words_parser.add_argument("--heatmap", help="save attention heat maps of the words to this image")
+    words_parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
+                              help="save attention heat maps of the words to this image (.png, .pdf, .svg, .jpg)")
     words_parser.add_argument("words", nargs="+")
     words_parser.set_defaults(handler=_transliterate_command)

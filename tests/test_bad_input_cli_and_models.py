@@ -1,0 +1,143 @@
+"""Bad input to the command line and to the models' NumPy entry points: a clear error naming what was
+received, before any work is done, never a silent wrong answer."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.cli import main
+from course_lib.models.captioner import ImageCaptioner
+from course_lib.models.dialog import HierarchicalDialogModel
+from course_lib.models.document_classifier import DocumentClassifier
+from course_lib.models.language_model import RNNLanguageModel
+from course_lib.models.seq2seq import Seq2Seq
+
+
+@pytest.fixture
+def paths(tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("not a folder")
+    a_folder = tmp_path / "a_folder"
+    a_folder.mkdir()
+    return {"file": str(a_file), "folder": str(a_folder)}
+
+
+# Each of these used to be found out only after the training or grading had run (a traceback, the work lost),
+# or never (a NaN learning rate trained and saved a NaN model).
+CASES = [
+    (["reversal", "--steps", "2", "--out", "{file}"], "argument --out: expected a folder, received '{file}', which is a file"),
+    (["reversal", "--steps", "2", "--metrics-json", "{folder}"], "expected a file, received '{folder}', which is a folder"),
+    (["train", "documents", "--out", "{file}"], "expected a folder"),
+    (["train", "captioning", "--out", "{file}"], "expected a folder"),
+    (["train", "translation", "--out", "{file}"], "expected a folder"),
+    (["train", "transliteration", "--out", "{file}"], "expected a folder"),
+    (["train", "language-model", "--steps", "2", "--save", "lm"], "expected a file name ending in .keras, received 'lm'"),
+    (["train", "translation", "--learning-rate", "nan", "--out", "{folder}"], "expected a positive number, received 'nan'"),
+    (["train", "transliteration", "--learning-rate", "0", "--out", "{folder}"], "expected a positive number, received '0'"),
+    (["train", "translation", "--alignment-loss-weight", "inf", "--out", "{folder}"],
+     "expected a non-negative number, received 'inf'"),
+    (["evaluate", "transliteration", "--model", "{folder}", "--rerank-weight", "-1"],
+     "expected a non-negative number, received '-1'"),
+    (["evaluate", "translation", "--model", "{folder}", "--metrics-json", "{folder}"], "which is a folder"),
+    (["evaluate", "documents", "--model", "{folder}", "--metrics-json", "{folder}"], "which is a folder"),
+    (["evaluate", "captioning", "--model", "{folder}", "--metrics-json", "{folder}"], "which is a folder"),
+    (["translate", "--model", "{folder}", "--heatmap", "heat", "a"],
+     "expected a file name ending in .png or .pdf or .svg or .jpg or .jpeg, received 'heat'"),
+    (["transliterate", "--model", "{folder}", "--heatmap", "{folder}", "ghar"], "which is a folder"),
+    (["grade", "A1", "a.ipynb", "--out", "{folder}"], "which is a folder"),
+    (["grade", "A1", "a.ipynb", "--feedback", "{file}"], "expected a folder"),
+    (["grade", "A1", "a.ipynb", "--timeout", "nan"], "expected a positive number, received 'nan'"),
+    (["grade", "A1", "a.ipynb", "--notebook-timeout", "-5"], "expected a positive number, received '-5'"),
+]
+
+
+@pytest.mark.parametrize("argv, message", CASES, ids=[" ".join(argv[:3]) for argv, _ in CASES])
+def test_bad_output_paths_and_numbers_are_usage_errors(argv, message, paths, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main([part.format(**paths) for part in argv])
+    assert stop.value.code == 2
+    assert message.format(**paths) in capsys.readouterr().err
+
+
+def test_os_errors_of_a_command_are_reported_not_raised(tmp_path, capsys, monkeypatch):
+    from course_lib.tasks import reversal
+
+    def cannot_write(args):  # e.g. a folder the user may not write to
+        raise PermissionError(13, "Permission denied", str(tmp_path / "locked"))
+
+    monkeypatch.setattr(reversal, "_command", cannot_write)  # the parser is built, with its handlers, per call
+    assert main(["reversal", "--steps", "2", "--out", str(tmp_path)]) == 2
+    assert "course-lib: error: [Errno 13] Permission denied" in capsys.readouterr().err
+
+
+def _seq2seq():
+    keras.utils.set_random_seed(0)
+    return Seq2Seq(10, 9, embedding_dim=4, units=6, max_output_length=4)
+
+
+@pytest.mark.parametrize("bad_id", [-1, 10])
+def test_seq2seq_generate_refuses_ids_outside_the_vocabulary(bad_id):
+    model = _seq2seq()
+    assert model.generate(np.array([[3, 4, 9]]))["tokens"].shape == (1, 4)
+    # -1 used to read the last embedding row (the same output as id 9); 10 failed inside TensorFlow.
+    with pytest.raises(ValueError, match=rf"outside the vocabulary \[0, 10\). Received: source with id {bad_id}"):
+        model.generate(np.array([[3, 4, bad_id]]))
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        model.generate(np.array([[3, 4, bad_id]]), beam_width=2)
+
+
+def test_seq2seq_generate_refuses_fractional_lengths_and_too_wide_beams():
+    model = _seq2seq()
+    source = np.array([[3, 4, 5]])
+    assert model.generate(source, max_length=np.int64(3))["tokens"].shape == (1, 3)
+    with pytest.raises(ValueError, match=r"`max_length` must be a whole number >= 1. Received: max_length=2.7"):
+        model.generate(source, max_length=2.7)  # used to decode 2 steps
+    with pytest.raises(ValueError, match=r"Received: max_length=np.int64\(0\)"):
+        model.generate(source, max_length=np.int64(0))
+    assert model.generate(source, beam_width=7)["beam_tokens"].shape == (1, 7, 4)  # 9 tokens - <pad>, <GO>
+    # A wider beam used to be topped up with "hypotheses" made of <pad> and <GO>, scored -1e9.
+    with pytest.raises(ValueError, match=r"at most 7: .* Received: beam_width=8"):
+        model.generate(source, beam_width=8)
+
+
+def test_language_model_checks_ids_and_temperature():
+    layer = RNNLanguageModel(8, 4, 6, start_id=1, stop_id=2, pad_id=0)
+    inputs = np.array([[1, 3, 4]])
+    assert layer.token_log_probs(inputs, np.array([[3, 4, 2]])).shape == (1, 3)
+    with pytest.raises(ValueError, match=r"`targets` holds ids outside the vocabulary \[0, 8\). Received: targets with id -1"):
+        layer.token_log_probs(inputs, np.array([[3, 4, -1]]))  # used to score id 7 instead
+    with pytest.raises(ValueError, match="`inputs` holds ids outside"):
+        layer.token_log_probs(np.array([[1, 3, 8]]), np.array([[3, 4, 2]]))
+    for temperature in (float("nan"), float("inf")):  # used to write only padding, or <pad>/<GO>
+        with pytest.raises(ValueError, match="`temperature` must be a finite number >= 0"):
+            layer.generate(2, max_length=4, temperature=temperature)
+    with pytest.raises(ValueError, match="max_length=2.5"):
+        layer.generate(2, max_length=2.5)
+
+
+def test_document_classifier_and_dialog_check_ids():
+    classifier = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
+    documents = np.array([[[3, 4, 5], [6, 7, 0]]])
+    assert classifier.explain(documents)["probabilities"].shape == (1, 3)
+    with pytest.raises(ValueError, match=r"`documents` holds ids outside the vocabulary \[0, 20\)"):
+        classifier.explain(np.array([[[3, 4, -1], [6, 7, 0]]]))
+    dialog = HierarchicalDialogModel(15, embedding_dim=8, word_units=6, sentence_units=5, units=7, max_output_length=5)
+    context = np.array([[[3, 4, 5], [6, 7, 0]]])
+    assert dialog.generate(context)["tokens"].shape == (1, 5)
+    with pytest.raises(ValueError, match=r"`context` holds ids outside the vocabulary \[0, 15\). Received: context with id 15"):
+        dialog.generate(np.array([[[3, 4, 15], [6, 7, 0]]]))
+    with pytest.raises(ValueError, match="max_length=3.5"):
+        dialog.generate(context, max_length=3.5)
+
+
+def test_captioner_refuses_nan_pixels_and_a_non_positive_batch_size():
+    keras.utils.set_random_seed(0)
+    model = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), vector_dim=24, embedding_dim=8, units=16,
+                           max_output_length=6)
+    images = np.random.default_rng(0).uniform(0, 255, (2, 32, 32, 3)).astype("float32")
+    assert model.generate({"image": images})["tokens"].shape == (2, 6)
+    images[1, 3, 4, 0] = np.nan  # used to caption on, with NaN scores and a caption of padding
+    with pytest.raises(ValueError, match=r"`image` holds NaN or infinite values. Received: 1 of them"):
+        model.generate({"image": images})
+    with pytest.raises(ValueError, match=r"`batch_size` must be a whole number >= 1. Received: batch_size=0"):
+        model.generate({"image": images[:1]}, batch_size=0)
