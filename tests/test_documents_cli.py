@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from course_lib.cli import main
 
@@ -79,6 +80,11 @@ def test_tiny_csv_and_empty_file_give_clear_errors(tmp_path, capsys):
     empty.write_text("  \n", encoding="utf-8")
     assert main(["classify", "--model", str(out), str(empty)]) == 2
     assert "the file is empty" in capsys.readouterr().err
+    wordless = tmp_path / "punctuation.txt"  # not empty, but no word to read: no class to give
+    wordless.write_text("!!! ... ???\n", encoding="utf-8")
+    with pytest.warns(UserWarning):  # the pipeline's own report of an empty document
+        assert main(["classify", "--model", str(out), str(wordless)]) == 2
+    assert "no words in these files" in capsys.readouterr().err
 
 
 def test_classify_with_the_plain_encoder_names_no_sentence(tmp_path, capsys):

@@ -57,7 +57,7 @@ def test_attention_text_has_a_row_per_output_step():
     assert len(text.splitlines()) == 4 and "<stop>" in text
 
 
-def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path):
+def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path, capsys):
     metrics_path = tmp_path / "m.json"
     completed = subprocess.run(
         [sys.executable, "-m", "course_lib", "reversal", "--steps", "100", "--out", str(tmp_path / "run"),
@@ -72,6 +72,13 @@ def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path):
     assert (tmp_path / "run" / "reversal_attention.png").stat().st_size > 1000
     assert (tmp_path / "run" / "reversal.keras").exists()
     assert "Exact match by input length" in completed.stdout and "out\\in" in completed.stdout
+    # A plain model trained into the same folder says it replaces the run, and takes the old heat map away.
+    from course_lib.cli import main
+
+    assert main(["reversal", "--no-attention", "--steps", "2", "--out", str(tmp_path / "run")]) == 0
+    output = capsys.readouterr().out
+    assert "holds an earlier reversal run" in output and "Removed" in output
+    assert not (tmp_path / "run" / "reversal_attention.png").exists()
 
 
 def test_cli_rejects_bad_arguments():
