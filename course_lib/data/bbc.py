@@ -32,6 +32,8 @@ def _class_root(root):
     root = Path(root)
     if not root.exists():
         raise FileNotFoundError(f"No BBC News folder here. Received: root={str(root)!r}")
+    if not root.is_dir():
+        raise ValueError(f"Expected the BBC News folder, not a file. Received: root={str(root)!r}")
     # Accept both the folder that holds `bbc/` and `bbc/` itself.
     if (root / "bbc").is_dir() and not any(p.suffix == ".txt" for p in root.glob("*/*.txt")):
         root = root / "bbc"

@@ -17,7 +17,7 @@ def _split_fields(line):
     if len(fields) != 3:
         return f"expected 3 tab-separated columns (native, roman, count), found {len(fields)}"
     native, roman, count = (field.strip() for field in fields)
-    if not count.isdigit() or int(count) < 1:
+    if not count.isdecimal() or int(count) < 1:  # isdigit() also takes "²", which int() refuses
         return f"the count {count!r} is not a positive integer"
     return roman, native, int(count)
 

@@ -17,6 +17,7 @@ Splits are made by image, so the (usually five) captions of one photo always
 stay together in one part.
 """
 
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,6 +155,12 @@ def split_names(names, fractions=(0.8, 0.1, 0.1), seed=0):
     return {"train": shuffled[:train_end], "valid": shuffled[train_end:valid_end], "test": shuffled[valid_end:]}
 
 
+def _count_of_at_least_one(name, value, also=""):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer() or value < 1:
+        raise ValueError(f"`{name}` must be {also}an integer of at least 1. Received: {name}={value!r}")
+    return int(value)
+
+
 def load_flickr8k(images_dir, captions_file, image_size=48, fractions=(0.8, 0.1, 0.1), seed=0, limit=None, verbose=True):
     """Loads an image folder with its captions, split by image.
 
@@ -163,19 +170,22 @@ def load_flickr8k(images_dir, captions_file, image_size=48, fractions=(0.8, 0.1,
         image_size: side of the square the images are resized to.
         fractions: train/valid/test shares of the images.
         seed: the split's random seed.
-        limit: use only the first `limit` images (sorted by name), for quick runs.
+        limit: use only the first `limit` images (sorted by name), for quick
+            runs: None (all) or an integer of at least 1.
 
     Returns:
         A dict `{"train", "valid", "test"}` of `CaptionedImages`; every part
         lists the images it had to skip.
     """
+    image_size = _count_of_at_least_one("image_size", image_size)
+    limit = None if limit is None else _count_of_at_least_one("limit", limit, "None or ")
     images_dir = Path(images_dir)
     if not images_dir.is_dir():
         raise FileNotFoundError(f"No image folder at {images_dir}")
     captions = read_captions(captions_file)
     names = sorted(captions)
     if limit is not None:
-        names = names[: int(limit)]
+        names = names[:limit]
     parts = {}
     for part, part_names in split_names(names, fractions, seed).items():
         kept, images, skipped = load_images(images_dir, part_names, image_size, verbose=verbose)

@@ -3,7 +3,9 @@
 This is the format of the `hin-eng.zip` export from manythings.org/anki (the
 file inside is `hin.txt`): UTF-8, no header, one translation per line, the
 same English sentence possibly on several lines with different translations.
-The attribution column is kept, since the CC-BY licence asks for it.
+The attribution column is kept, since the CC-BY licence asks for it. A line
+with only the first two columns (as in older exports) is read with an empty
+attribution.
 
 Malformed lines (wrong number of columns, an empty side, a Hindi column
 without Devanagari, bytes that are not UTF-8) are collected with their line
@@ -55,7 +57,9 @@ def parse_lines(raw_lines):
         fields = line.split("\t")
         if len(fields) not in (2, 3):
             malformed.append(MalformedLine(
-                line_number, f"expected 3 tab-separated columns (English, Hindi, attribution), found {len(fields)}", line
+                line_number,
+                f"expected 3 tab-separated columns (English, Hindi, attribution) or the first 2, found {len(fields)}",
+                line,
             ))
             continue
         english, hindi = fields[0].strip(), fields[1].strip()

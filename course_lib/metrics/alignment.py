@@ -21,8 +21,9 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
         target_lengths: optional number of real target words per example
             (default: `len(gold_alignments[i])`); the `<stop>` step and padding
             after it are not counted.
-        source_lengths: optional number of real source positions per example;
-            the arg-max is taken over those only.
+        source_lengths: optional number of real source positions per example
+            (integers, 1 up to the attention's width); the arg-max is taken
+            over those only.
 
     Returns:
         A float in [0, 1].
@@ -32,6 +33,17 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             "Need one gold alignment per example. "
             f"Received: {len(alignments)} attention matrices, {len(gold_alignments)} gold alignments"
         )
+    if source_lengths is not None:
+        source_lengths = np.asarray(source_lengths)
+        if source_lengths.shape != (len(alignments),) or source_lengths.dtype.kind not in "iu":
+            raise ValueError(
+                "`source_lengths` must hold one integer per example. "
+                f"Received: source_lengths={source_lengths.tolist()!r:.80} for {len(alignments)} examples"
+            )
+        if len(source_lengths) and source_lengths.min() < 1:
+            raise ValueError(
+                f"`source_lengths` must be at least 1. Received: source_lengths={source_lengths.tolist()!r:.80}"
+            )
     hits = 0
     counted = 0
     for index, (matrix, gold) in enumerate(zip(alignments, gold_alignments)):
@@ -47,6 +59,11 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
                 f"steps and gold links for {len(gold)} words."
             )
         if source_lengths is not None:
+            if source_lengths[index] > matrix.shape[1]:
+                raise ValueError(
+                    f"Example {index} has {source_lengths[index]} source positions but attention over "
+                    f"{matrix.shape[1]}. Received: source_lengths[{index}]={source_lengths[index]}"
+                )
             matrix = matrix[:, : int(source_lengths[index])]
         if steps < 0 or matrix.shape[1] == 0:
             raise ValueError(

@@ -12,6 +12,8 @@ tokenise, so scores are comparable with published ones. Tokenisation:
 Pass `tokenize=` to choose explicitly.
 """
 
+import numbers
+
 import sacrebleu
 
 
@@ -40,6 +42,11 @@ def _check(hypotheses, references):
             raise ValueError(
                 f"References of hypothesis {index} must be a list of strings "
                 f"(one list per hypothesis). Received: the string {refs[:40]!r}"
+            )
+        if refs is None or not hasattr(refs, "__iter__"):
+            raise ValueError(
+                f"References of hypothesis {index} must be a list of strings. "
+                f"Received: {type(refs).__name__} {refs!r:.40}"
             )
         refs = [r for r in refs if r is not None]
         if not refs or not all(isinstance(r, str) for r in refs):
@@ -77,6 +84,16 @@ def corpus_bleu(hypotheses, references, max_order=4, tokenize=None, smooth_metho
     """
     if int(max_order) != max_order or not 1 <= int(max_order) <= 4:
         raise ValueError(f"`max_order` must be an integer in 1..4. Received: max_order={max_order}")
+    if smooth_method not in sacrebleu.metrics.BLEU.SMOOTH_DEFAULTS:
+        raise ValueError(
+            f"`smooth_method` must be one of {sorted(sacrebleu.metrics.BLEU.SMOOTH_DEFAULTS)}. "
+            f"Received: smooth_method={smooth_method!r}"
+        )
+    if tokenize is not None and tokenize not in sacrebleu.metrics.BLEU.TOKENIZERS:
+        raise ValueError(
+            f"`tokenize` must be None or one of {sorted(sacrebleu.metrics.BLEU.TOKENIZERS)}. "
+            f"Received: tokenize={tokenize!r}"
+        )
     hypotheses, per_hypothesis, streams = _check(hypotheses, references)
     tokenize = tokenize or pick_tokenizer(hypotheses, per_hypothesis)
     metric = sacrebleu.metrics.BLEU(
@@ -91,7 +108,15 @@ def corpus_chrf(hypotheses, references, char_order=6, word_order=0, beta=2):
     Args:
         hypotheses: list of N output strings.
         references: list of N lists of reference strings.
+        char_order: character n-gram order, at least 1.
+        word_order: word n-gram order, at least 0 (0: plain chrF).
+        beta: weight of recall against precision, above 0.
     """
+    for name, value, least in (("char_order", char_order, 1), ("word_order", word_order, 0)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+            raise ValueError(f"`{name}` must be an integer of at least {least}. Received: {name}={value!r}")
+    if isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not beta > 0:
+        raise ValueError(f"`beta` must be a number above 0. Received: beta={beta!r}")
     hypotheses, _, streams = _check(hypotheses, references)
     metric = sacrebleu.metrics.CHRF(char_order=char_order, word_order=word_order, beta=beta)
     return float(metric.corpus_score(hypotheses, streams).score)

@@ -1,5 +1,7 @@
 """Captioning metrics: BLEU-1..4 over all references, exact match, attention on objects."""
 
+import numbers
+
 import numpy as np
 
 from course_lib.metrics.bleu import corpus_bleu
@@ -16,12 +18,27 @@ def caption_bleu(hypotheses, references, max_order=4):
         `{"bleu1": ..., "bleu2": ..., ...}` (corpus BLEU with n-grams up to n,
         computed by `course_lib.metrics.bleu.corpus_bleu`).
     """
+    if isinstance(max_order, bool) or not isinstance(max_order, numbers.Integral) or not 1 <= max_order <= 4:
+        raise ValueError(f"`max_order` must be an integer in 1..4. Received: max_order={max_order!r}")
     return {f"bleu{n}": corpus_bleu(hypotheses, references, max_order=n) for n in range(1, max_order + 1)}
+
+
+def _caption_list(captions, name):
+    """`captions` as a list of strings; a single string (a list of characters) is refused."""
+    if isinstance(captions, str):
+        raise ValueError(f"`{name}` must be a list of captions, not a str. Received: {name}={captions[:40]!r}")
+    captions = list(captions)
+    for index, caption in enumerate(captions):
+        if not isinstance(caption, str):
+            raise ValueError(
+                f"`{name}` must hold caption strings. Received: {name}[{index}] of type {type(caption).__name__}"
+            )
+    return captions
 
 
 def exact_caption_match(hypotheses, references):
     """Share of generated captions equal (word for word, case-blind) to their gold caption."""
-    hypotheses, references = list(hypotheses), list(references)
+    hypotheses, references = _caption_list(hypotheses, "hypotheses"), _caption_list(references, "references")
     if len(hypotheses) != len(references) or not hypotheses:
         raise ValueError(
             "Need as many gold captions as generated ones, at least one. "
@@ -33,7 +50,7 @@ def exact_caption_match(hypotheses, references):
 
 def distinct_caption_rate(captions):
     """Distinct captions divided by captions: 1/N when the model says the same thing for every image."""
-    captions = [" ".join(c.lower().split()) for c in captions]
+    captions = [" ".join(c.lower().split()) for c in _caption_list(captions, "captions")]
     if not captions:
         raise ValueError("Need at least one caption. Received: 0")
     return len(set(captions)) / len(captions)
@@ -143,6 +160,8 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
             "Masks and alignments must cover the same locations. Received: "
             f"location_masks.shape={location_masks.shape}, alignments.shape={alignments.shape}"
         )
+    if not np.isfinite(alignments.astype(float)).all():
+        raise ValueError("`alignments` holds NaN or infinite weights. Received: non-finite values")
     tallies = {"colour": [0, 0], "shape": [0, 0]}
     chances = []
     for n, caption in enumerate(captions):

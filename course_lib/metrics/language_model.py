@@ -36,12 +36,25 @@ def perplexity_from_log_probs(token_log_probs, targets, pad_id=0):
     return float(np.exp(-real_log_probs.mean()))
 
 
+def _token_ids(ids, name):
+    """`ids` as an integer array; an empty list (read as floats by numpy) is fine."""
+    ids = np.asarray(ids)
+    if ids.size == 0:
+        return ids.astype("int64")
+    if ids.dtype.kind not in "iu":
+        raise ValueError(
+            f"`{name}` must hold integer token ids. "
+            f"Received: dtype={ids.dtype}, first values {ids.reshape(-1)[:5].tolist()}"
+        )
+    return ids
+
+
 def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
     """`log P(j)` from token counts in `train_targets` (add-`smoothing`), `(vocab,)`.
 
     Padding gets no probability; every other id, even unseen, gets some.
     """
-    train_targets = np.asarray(train_targets)
+    train_targets = _token_ids(train_targets, "train_targets")
     if not 0 <= pad_id < vocab_size or smoothing < 0:
         raise ValueError(
             f"Need 0 <= pad_id < vocab_size and smoothing >= 0. "
@@ -65,7 +78,9 @@ def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
 def unigram_perplexity(train_targets, eval_targets, vocab_size, pad_id=0, smoothing=1.0):
     """Perplexity on `eval_targets` of the unigram model counted on `train_targets`."""
     log_probs = unigram_log_probs(train_targets, vocab_size, pad_id, smoothing)
-    eval_targets = np.asarray(eval_targets)
+    eval_targets = _token_ids(eval_targets, "eval_targets")
+    if eval_targets.size == 0:
+        raise ValueError("Cannot compute a perplexity on no tokens. Received: eval_targets of size 0")
     if eval_targets.size and (eval_targets.min() < 0 or eval_targets.max() >= vocab_size):
         raise ValueError(
             f"Token ids must lie in 0..{vocab_size - 1}. "

@@ -8,7 +8,8 @@ def exact_match(predicted, target, stop_id, pad_id=0):
 
     Args:
         predicted, target: integer arrays `(batch, length)`; the target holds
-            `<stop>` after the last real token. Everything after the first
+            `<stop>` after the last real token (a target row with neither a
+            token nor `<stop>` raises ValueError). Everything after the first
             `<stop>` (or padding) is ignored on both sides. A row counts as
             right only when its tokens before that point and the `<stop>`
             itself are right: a row cut short without `<stop>` is wrong.
@@ -37,7 +38,14 @@ def exact_match(predicted, target, stop_id, pad_id=0):
                 return row[:end], token == stop_id
         return row, False
 
-    return float(np.mean([until_stop(a) == until_stop(b) for a, b in zip(predicted, target)]))
+    targets = [until_stop(row) for row in target]
+    empty = [index for index, (tokens, stopped) in enumerate(targets) if not tokens and not stopped]
+    if empty:
+        raise ValueError(
+            "A target row holds no token and no `<stop>` (length 0 or only padding), so it cannot be "
+            f"scored. Received: target.shape={target.shape}, empty rows {empty[:10]}"
+        )
+    return float(np.mean([until_stop(a) == b for a, b in zip(predicted, targets)]))
 
 
 def alignment_share(alignments, gold_positions, valid=None):

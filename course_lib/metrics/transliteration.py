@@ -19,6 +19,11 @@ def as_reference_lists(references, count):
         )
     lists = []
     for index, refs in enumerate(references):
+        if refs is None or not (isinstance(refs, str) or hasattr(refs, "__iter__")):
+            raise ValueError(
+                f"Word {index} needs a reference string or a list of them. "
+                f"Received: {type(refs).__name__} {refs!r:.40}"
+            )
         refs = [refs] if isinstance(refs, str) else list(refs)
         if not refs or not all(isinstance(r, str) for r in refs):
             raise ValueError(
@@ -28,6 +33,22 @@ def as_reference_lists(references, count):
     return lists
 
 
+def _prediction_list(predictions):
+    """`predictions` as a non-empty list of strings (one predicted word each)."""
+    if isinstance(predictions, str):
+        raise ValueError(f"`predictions` must be a list of strings. Received: {predictions[:40]!r}")
+    predictions = list(predictions)
+    if not predictions:
+        raise ValueError("Cannot score an empty list. Received: 0 predictions")
+    for index, prediction in enumerate(predictions):
+        if not isinstance(prediction, str):
+            raise ValueError(
+                "`predictions` must hold predicted strings (decode ids first). "
+                f"Received: predictions[{index}] of type {type(prediction).__name__}: {prediction!r:.40}"
+            )
+    return predictions
+
+
 def word_accuracy(predictions, references):
     """Top-1 word accuracy: share of predictions equal to an accepted reference.
 
@@ -35,11 +56,7 @@ def word_accuracy(predictions, references):
         predictions: list of N predicted strings.
         references: list of N references, each a string or a list of strings.
     """
-    if isinstance(predictions, str):
-        raise ValueError(f"`predictions` must be a list of strings. Received: {predictions[:40]!r}")
-    predictions = list(predictions)
-    if not predictions:
-        raise ValueError("Cannot score an empty list. Received: 0 predictions")
+    predictions = _prediction_list(predictions)
     refs = as_reference_lists(references, len(predictions))
     return float(np.mean([p in r for p, r in zip(predictions, refs)]))
 
@@ -94,11 +111,7 @@ def character_error_rate(predictions, references):
     character, as in the character vocabularies. With several accepted
     references the closest one is used.
     """
-    if isinstance(predictions, str):
-        raise ValueError(f"`predictions` must be a list of strings. Received: {predictions[:40]!r}")
-    predictions = list(predictions)
-    if not predictions:
-        raise ValueError("Cannot score an empty list. Received: 0 predictions")
+    predictions = _prediction_list(predictions)
     refs = as_reference_lists(references, len(predictions))
     edits = 0
     length = 0

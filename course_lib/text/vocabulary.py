@@ -23,6 +23,26 @@ SPECIAL_TOKENS = ("<pad>", "<GO>", "<stop>", "<unk>")
 FORMAT_VERSION = 1
 
 
+_CONFIG_KEYS = ("format_version", "level", "lowercase", "split_punctuation", "form", "tokens")
+
+
+def _check_utf8(texts):
+    """Decodes byte strings in a list of texts, naming the position of one that is not UTF-8."""
+    if isinstance(texts, (str, bytes)):
+        return texts  # `_as_string_list` refuses a single string
+    texts = list(np.asarray(texts, dtype=object).reshape(-1)) if isinstance(texts, np.ndarray) else list(texts)
+    for index, text in enumerate(texts):
+        if isinstance(text, bytes):
+            try:
+                texts[index] = text.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"`texts[{index}]` is not UTF-8 text. Received: byte "
+                    f"{text[error.start:error.start + 1]!r} at offset {error.start} of {text!r:.60}"
+                ) from None
+    return texts
+
+
 class Vocabulary:
     """Maps text to padded id arrays and ids back to text.
 
@@ -111,7 +131,7 @@ class Vocabulary:
                 instead of raising `ValueError`.
             length: pad (never cut) to this many columns.
         """
-        texts = _as_string_list(texts)
+        texts = _as_string_list(_check_utf8(texts))
         rows = self.tokenize(texts)
         if not allow_empty:
             empty = [i for i, row in enumerate(rows) if not row]
@@ -133,8 +153,13 @@ class Vocabulary:
 
     def decode_tokens(self, ids):
         """Ids of one sequence to tokens: cut at `<stop>`, drop `<pad>` and `<GO>`."""
+        ids = np.asarray(ids)
+        if ids.size and ids.dtype.kind not in "iu":
+            raise ValueError(
+                f"Token ids must be integers. Received: dtype={ids.dtype}, first values {ids.reshape(-1)[:5].tolist()}"
+            )
         tokens = []
-        for token_id in np.asarray(ids).reshape(-1).tolist():
+        for token_id in ids.reshape(-1).tolist():
             if token_id == STOP:
                 break
             if token_id in (PAD, GO):
@@ -195,6 +220,18 @@ class Vocabulary:
                 raise ValueError(f"{os.fspath(path)!r} is not a vocabulary JSON file: {error}") from None
         if not isinstance(config, dict) or "tokens" not in config:
             raise ValueError(f"{os.fspath(path)!r} is not a vocabulary file (no 'tokens').")
+        version = config.get("format_version", FORMAT_VERSION)
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"{os.fspath(path)!r} has a vocabulary format this version of course_lib does not know "
+                f"(it reads format_version {FORMAT_VERSION}). Received: format_version={version!r}"
+            )
+        unexpected = sorted(set(config) - set(_CONFIG_KEYS))
+        if unexpected:
+            raise ValueError(
+                f"{os.fspath(path)!r} holds keys a vocabulary file does not have. "
+                f"Received: unexpected keys {unexpected}"
+            )
         return cls.from_config(config)
 
     def __eq__(self, other):
