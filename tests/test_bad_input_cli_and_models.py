@@ -141,3 +141,47 @@ def test_captioner_refuses_nan_pixels_and_a_non_positive_batch_size():
         model.generate({"image": images})
     with pytest.raises(ValueError, match=r"`batch_size` must be a whole number >= 1. Received: batch_size=0"):
         model.generate({"image": images[:1]}, batch_size=0)
+
+
+TRAIN_COMMANDS = {
+    "reversal": ["reversal", "--steps", "2"],
+    "documents": ["train", "documents"],
+    "captioning": ["train", "captioning"],
+    "translation": ["train", "translation"],
+    "transliteration": ["train", "transliteration"],
+}
+
+
+@pytest.mark.parametrize("task", sorted(TRAIN_COMMANDS))
+def test_a_training_command_never_takes_over_another_run(task, tmp_path, capsys):
+    # A folder that holds another task's run: its model used to be overwritten (documents into a translation
+    # run), or "resumed" as one of this task's (transliteration read a translation run's word vocabulary).
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "course_run.json").write_text('{"task": "some-other-task"}')
+    (other / "model.keras").write_text("the other run's model")
+    assert main(TRAIN_COMMANDS[task] + ["--out", str(other)]) == 2
+    assert f"holds a some-other-task run (course_run.json); a {task} run would overwrite it" in capsys.readouterr().err
+    assert (other / "model.keras").read_text() == "the other run's model"
+    # A folder of unrelated files is refused as well.
+    stuff = tmp_path / "stuff"
+    stuff.mkdir()
+    (stuff / "notes.txt").write_text("mine")
+    assert main(TRAIN_COMMANDS[task] + ["--out", str(stuff)]) == 2
+    assert f"already holds files that are not a {task} run (notes.txt)" in capsys.readouterr().err
+
+
+def test_claim_run_folder_marks_new_folders_and_accepts_its_own_older_runs(tmp_path):
+    from course_lib.tasks.arguments import RUN_MARKER, claim_run_folder
+
+    claim_run_folder(tmp_path / "new", "documents", "training.json")
+    assert (tmp_path / "new" / RUN_MARKER).read_text() == '{"task": "documents"}'
+    claim_run_folder(tmp_path / "new", "documents", "training.json")  # its own run: resumed or replaced
+    older = tmp_path / "older"  # a run saved before the marker existed: known by the task's own state file
+    older.mkdir()
+    (older / "training.json").write_text("{}")
+    (older / "model.keras").write_text("")
+    claim_run_folder(older, "documents", "training.json")
+    assert (older / RUN_MARKER).exists()
+    with pytest.raises(ValueError, match="holds a documents run"):
+        claim_run_folder(older, "captioning", "run.json")

@@ -2,8 +2,10 @@
 
 import argparse
 import importlib
+import json
 import math
 import os
+from pathlib import Path
 
 
 def positive_int(text):
@@ -105,6 +107,46 @@ class ChoicesFrom:
 
     def __iter__(self):
         return iter(self._choices())
+
+
+RUN_MARKER = "course_run.json"  # names the task whose run a folder holds
+
+
+def claim_run_folder(out_dir, task, own_file):
+    """Makes sure `out_dir` holds nothing but a run of `task`, and marks it as one.
+
+    Every task's training command calls this before it trains: a folder that
+    holds another task's run (its marker says so) or other files is refused,
+    so one run never silently overwrites another's model. A folder from
+    before the marker existed is recognised by the task's own state file,
+    `own_file`.
+
+    Args:
+        out_dir: the `--out` folder (made when missing).
+        task: the task's name, e.g. `"translation"`.
+        own_file: a file only this task's runs hold, e.g. `"state.json"`.
+    """
+    folder = Path(out_dir)
+    marker = folder / RUN_MARKER
+    if marker.is_file():
+        try:
+            owner = json.loads(marker.read_text()).get("task")
+        except (ValueError, AttributeError):
+            owner = None
+        if owner != task:
+            raise ValueError(
+                f"{str(out_dir)!r} holds a {owner or 'different'} run ({RUN_MARKER}); a {task} run would overwrite "
+                f"it. Choose another --out. Received: --out {str(out_dir)!r}"
+            )
+        return
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / own_file).exists():
+        found = sorted(path.name for path in folder.iterdir())
+        raise ValueError(
+            f"{str(out_dir)!r} already holds files that are not a {task} run ({', '.join(found[:5])}"
+            f"{', ...' if len(found) > 5 else ''}); choose an empty or new folder. Received: --out {str(out_dir)!r}"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"task": task}))
 
 
 GENERATED = "generated"  # how a run records that it trained on the generated data, not a file

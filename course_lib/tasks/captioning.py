@@ -20,7 +20,7 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary
-from course_lib.tasks.arguments import output_file, output_folder, positive_int
+from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
 from course_lib.text.vocabulary import Vocabulary
 from course_lib.training.profiles import current_profile
 
@@ -369,6 +369,7 @@ def _evaluation_data(settings, images=None, captions=None):
 
 
 def _train_command(args):
+    claim_run_folder(args.out, "captioning", "run.json")
     dataset = "flickr8k" if args.images or args.captions else "shapes"
     overrides = {"deep_output": args.deep_output, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
     run = train_captioning(dataset, args.decoder, args.encoder, profile=args.profile, epochs=args.epochs,

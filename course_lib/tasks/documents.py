@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
-from course_lib.tasks.arguments import ChoicesFrom, output_file, output_folder, positive_int
+from course_lib.tasks.arguments import ChoicesFrom, claim_run_folder, output_file, output_folder, positive_int
 from course_lib.training.profiles import pick
 
 GENERATED = "generated"
@@ -421,6 +421,7 @@ def _parse_sizes(text):
 
 
 def _train_command(args):
+    claim_run_folder(args.out, "documents", SETTINGS_FILE)
     trained = train_documents(
         data=args.data, encoder=args.encoder, epochs=args.epochs, out=args.out, seed=args.seed,
         batch_size=args.batch_size, sizes=_parse_sizes(args.sizes),

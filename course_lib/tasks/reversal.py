@@ -15,7 +15,7 @@ import numpy as np
 from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
-from course_lib.tasks.arguments import output_file, output_folder, positive_int
+from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
 from course_lib.training.profiles import pick
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
@@ -212,6 +212,7 @@ def _command(args):
     from course_lib.training.threads import tune_for_small_cpu
 
     tune_for_small_cpu()  # about 20 % faster on a 2-core CPU; a no-op elsewhere
+    claim_run_folder(args.out, "reversal", "reversal.keras")
     config = ReversalConfig.for_profile(
         steps=args.steps, seed=args.seed, attention=not args.no_attention
     )

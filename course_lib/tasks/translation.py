@@ -33,7 +33,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import hindi_english
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    non_negative_float, output_file, output_folder, positive_float, positive_int,
+    claim_run_folder, non_negative_float, output_file, output_folder, positive_float, positive_int,
 )
 from course_lib.text.vocabulary import STOP, Vocabulary
 from course_lib.training.profiles import current_profile, pick
@@ -466,6 +466,7 @@ def _read_pairs(path):
 
 
 def _train_command(args):
+    claim_run_folder(args.out, "translation", STATE_FILE)
     config = TranslationConfig.for_profile(
         direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
         units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,

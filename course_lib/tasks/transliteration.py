@@ -32,7 +32,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.metrics.transliteration import as_reference_lists
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    non_negative_float, output_file, output_folder, positive_float, positive_int,
+    claim_run_folder, non_negative_float, output_file, output_folder, positive_float, positive_int,
 )
 from course_lib.training.profiles import pick
 
@@ -762,6 +762,7 @@ def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
 
 
 def _train_command(args):
+    claim_run_folder(args.out, "transliteration", STATE_FILE)
     config = TransliterationConfig.for_profile(
         epochs=args.epochs, batch_size=args.batch_size, units=args.units,
         embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
