@@ -49,6 +49,13 @@ def _where_rows(condition, when_true, when_false):
     return ops.where(condition, when_true, when_false)
 
 
+def check_count(value, name):
+    """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size) is
+    a whole number >= 1. A float such as 2.7 is refused rather than cut to 2."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"`{name}` must be a whole number >= 1. Received: {name}={value!r}")
+
+
 def check_beam_options(beam_width, length_penalty, vocab_size=None):
     """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0.
 
@@ -56,8 +63,7 @@ def check_beam_options(beam_width, length_penalty, vocab_size=None):
     padding and `<GO>` are never written, so a wider beam would be filled with
     impossible hypotheses made of them.
     """
-    if isinstance(beam_width, bool) or not isinstance(beam_width, (int, np.integer)) or beam_width < 1:
-        raise ValueError(f"`beam_width` must be a whole number >= 1. Received: beam_width={beam_width!r}")
+    check_count(beam_width, "beam_width")
     if vocab_size is not None and beam_width > vocab_size - 2:
         raise ValueError(
             f"`beam_width` can be at most {vocab_size - 2}: a vocabulary of {vocab_size} has that many tokens "
@@ -66,12 +72,6 @@ def check_beam_options(beam_width, length_penalty, vocab_size=None):
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float, np.integer, np.floating)) \
             or not np.isfinite(length_penalty) or length_penalty < 0:
         raise ValueError(f"`length_penalty` must be a finite number >= 0. Received: length_penalty={length_penalty!r}")
-
-
-def check_max_length(max_length):
-    """Raises `ValueError` unless `max_length` (the most output steps) is a whole number >= 1."""
-    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
-        raise ValueError(f"`max_length` must be a whole number >= 1. Received: max_length={max_length!r}")
 
 
 def beam_search(
@@ -108,7 +108,7 @@ def beam_search(
         `alignments (batch, k, max_length, src_len)` attention weights
         (zeros after `<stop>`).
     """
-    check_max_length(max_length)
+    check_count(max_length, "max_length")
     check_beam_options(beam_width, length_penalty, getattr(decoder, "vocab_size", None))
     max_length, beam_width = int(max_length), int(beam_width)
     first_leaf = keras.tree.flatten(start_state)[0]

@@ -7,7 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search, check_beam_options, check_max_length
+from course_lib.decoding.beam import beam_search, check_beam_options, check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
@@ -296,11 +296,10 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         for key, value in arrays.items():
             if not np.all(np.isfinite(value)):
                 raise ValueError(f"`{key}` holds NaN or infinite values. Received: {int(np.sum(~np.isfinite(value)))} of them")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a whole number >= 1. Received: batch_size={batch_size!r}")
+        check_count(batch_size, "batch_size")
         check_beam_options(beam_width, length_penalty, self.vocab_size)
         max_length = self.max_output_length if max_length is None else max_length
-        check_max_length(max_length)
+        check_count(max_length, "max_length")
         function = self.decode_function(max_length, beam_width, length_penalty)
         parts = []
         for start in range(0, count, batch_size):

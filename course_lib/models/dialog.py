@@ -17,7 +17,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import check_max_length
+from course_lib.decoding.beam import check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.layers.masking import check_token_range
@@ -112,7 +112,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
             )
         check_token_range(context, self.vocab_size, "context")
         max_length = self.max_output_length if max_length is None else max_length
-        check_max_length(max_length)
+        check_count(max_length, "max_length")
         max_length = int(max_length)
         if max_length not in self._greedy_functions:
             self._greedy_functions[max_length] = compile_once(

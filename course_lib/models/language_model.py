@@ -11,7 +11,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from course_lib.decoding.beam import check_max_length
+from course_lib.decoding.beam import check_count
 from course_lib.layers.masking import check_token_ids, check_token_range
 from course_lib.recurrence import scan
 
@@ -139,7 +139,7 @@ class RNNLanguageModel(keras.layers.Layer):
         """
         if not np.isfinite(temperature) or temperature < 0:
             raise ValueError(f"`temperature` must be a finite number >= 0. Received: temperature={temperature}")
-        check_max_length(max_length)
+        check_count(max_length, "max_length")
         if max_length < 1 or num_samples < 1:
             raise ValueError(
                 "`max_length` and `num_samples` must be positive. "

@@ -7,7 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search_model, check_beam_options, check_max_length
+from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.masking import check_token_ids, check_token_range
@@ -233,7 +233,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
             )
         check_token_range(source, self.source_vocab_size, "source")
         max_length = self.max_output_length if max_length is None else max_length
-        check_max_length(max_length)
+        check_count(max_length, "max_length")
         self.build()
         check_beam_options(beam_width, length_penalty, self.target_vocab_size)
         if beam_width > 1:

@@ -10,6 +10,7 @@ so saving it beside a model is enough to process new text the same way.
 """
 
 import collections
+import inspect
 import json
 import os
 
@@ -21,9 +22,6 @@ from course_lib.text.tokenize import check_level, tokenize
 PAD, GO, STOP, UNK = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<GO>", "<stop>", "<unk>")
 FORMAT_VERSION = 1
-
-
-_CONFIG_KEYS = ("format_version", "level", "lowercase", "split_punctuation", "form", "tokens")
 
 
 def _check_utf8(texts):
@@ -226,7 +224,8 @@ class Vocabulary:
                 f"{os.fspath(path)!r} has a vocabulary format this version of course_lib does not know "
                 f"(it reads format_version {FORMAT_VERSION}). Received: format_version={version!r}"
             )
-        unexpected = sorted(set(config) - set(_CONFIG_KEYS))
+        known = {"format_version"} | set(inspect.signature(cls).parameters)  # what get_config writes
+        unexpected = sorted(set(config) - known)
         if unexpected:
             raise ValueError(
                 f"{os.fspath(path)!r} holds keys a vocabulary file does not have. "
