@@ -185,3 +185,42 @@ def test_claim_run_folder_marks_new_folders_and_accepts_its_own_older_runs(tmp_p
     assert (older / RUN_MARKER).exists()
     with pytest.raises(ValueError, match="holds a documents run"):
         claim_run_folder(older, "captioning", "run.json")
+
+
+def test_special_ids_must_be_distinct_and_inside_the_vocabulary():
+    # start_id past the vocabulary used to fail at the first decoding step inside TensorFlow; start_id == stop_id
+    # decoded a lone <stop>.
+    with pytest.raises(ValueError, match=r"three different ids in \[0, 9\). Received: start_id=20, stop_id=2, pad_id=0"):
+        Seq2Seq(10, 9, start_id=20)
+    with pytest.raises(ValueError, match="Received: start_id=2, stop_id=2"):
+        ImageCaptioner(12, start_id=2, stop_id=2)
+    with pytest.raises(ValueError, match="three different ids"):
+        RNNLanguageModel(8, 4, 6, pad_id=8)
+    with pytest.raises(ValueError, match="three different ids"):
+        HierarchicalDialogModel(15, start_id=1.0)
+
+
+def test_empty_sources_and_mismatched_batches_are_named():
+    model = _seq2seq()
+    with pytest.raises(ValueError, match=r"`source` needs at least one position. Received: source.shape=\(2, 0\)"):
+        model.generate(np.zeros((2, 0), "int32"))  # used to fail inside the GRU's TensorList
+    encoder_outputs = np.zeros((2, 3, 6), "float32")
+    state = np.zeros((2, 6), "float32")
+    with pytest.raises(ValueError, match=r"`target_inputs`, `encoder_outputs` and `initial_state` must have the same batch"):
+        model.decoder(np.ones((1, 4), "int32"), encoder_outputs, state)  # used to fail in a ConcatOp
+    with pytest.raises(ValueError, match="needs at least one step"):
+        model.decoder(np.ones((2, 0), "int32"), encoder_outputs, state)
+    plain = Seq2Seq(10, 9, embedding_dim=4, units=6, attention=False, option=2, max_output_length=4)
+    plain.generate(np.array([[3, 4, 5]]))
+    with pytest.raises(ValueError, match="must have the same batch size"):
+        plain.decoder(np.ones((1, 4), "int32"), encoder_outputs, state)  # used to broadcast a batch of 1
+    attention = model.decoder.attention
+    keys = attention.project_keys(encoder_outputs)
+    with pytest.raises(ValueError, match=r"`projected_keys` must be `W_att h_j` of these values"):
+        attention(state, encoder_outputs, projected_keys=keys[:1])  # used to broadcast
+    classifier = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
+    with pytest.raises(ValueError, match="at least one sentence of one word"):
+        classifier.explain(np.zeros((1, 2, 0), "int32"))
+    captioner = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), vector_dim=24, embedding_dim=8, units=16)
+    with pytest.raises(ValueError, match=r"`image` and `target_in` must have the same batch size"):
+        captioner({"image": np.zeros((2, 32, 32, 3), "float32"), "target_in": np.ones((3, 4), "int32")})

@@ -6,7 +6,7 @@ from keras import ops
 from course_lib.recurrence import scan
 
 from course_lib.layers.bahdanau_attention import BahdanauAttention
-from course_lib.layers.masking import check_mask, check_token_ids
+from course_lib.layers.masking import check_mask, check_same_batch, check_token_ids
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -167,6 +167,12 @@ class AttentionGRUDecoder(keras.layers.Layer):
             raise ValueError(
                 "`encoder_outputs` must have rank 3 (batch, src_len, value_dim). "
                 f"Received: encoder_outputs.shape={encoder_outputs.shape}"
+            )
+        check_same_batch(target_inputs=target_inputs, encoder_outputs=encoder_outputs, initial_state=initial_state)
+        if target_inputs.shape[1] == 0:
+            raise ValueError(
+                "`target_inputs` needs at least one step (`<GO>`). Received: target_inputs.shape="
+                f"{target_inputs.shape}"
             )
         memory = self.prepare_memory(encoder_outputs, initial_state, source_mask)
         if training and self.teacher_forcing_ratio < 1.0:

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import check_token_ids
+from course_lib.layers.masking import check_same_batch, check_token_ids
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -104,6 +104,12 @@ class PlainGRUDecoder(keras.layers.Layer):
             raise ValueError(
                 f"Option 1 starts from s_0 = h_T, so `initial_state` must have shape (batch, {self.units}). "
                 f"Received: initial_state.shape={initial_state.shape}"
+            )
+        check_same_batch(target_inputs=target_inputs, encoder_outputs=encoder_outputs, initial_state=initial_state)
+        if target_inputs.shape[1] == 0:
+            raise ValueError(
+                "`target_inputs` needs at least one step (`<GO>`). Received: target_inputs.shape="
+                f"{target_inputs.shape}"
             )
         embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
         states = self.gru(

@@ -8,7 +8,7 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import NEGATIVE_SCORE, check_mask, masked_softmax
+from course_lib.layers.masking import NEGATIVE_SCORE, check_mask, check_same_batch, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -102,6 +102,14 @@ class BahdanauAttention(keras.layers.Layer):
 
     def call(self, query, values, mask=None, projected_keys=None):
         self._check_inputs(query, values, mask)
+        if projected_keys is not None and any(
+            got is not None and want is not None and got != want
+            for got, want in zip(projected_keys.shape[:2], values.shape[:2])
+        ):
+            raise ValueError(
+                "`projected_keys` must be `W_att h_j` of these values, (batch, src_len, units). "
+                f"Received: projected_keys.shape={projected_keys.shape}, values.shape={values.shape}"
+            )
         if projected_keys is None:
             projected_keys = self.project_keys(values)  # (batch, src_len, units)
         scores = self.score(query, projected_keys)  # (batch, [queries,] src_len)
@@ -149,12 +157,7 @@ class BahdanauAttention(keras.layers.Layer):
                 f"BahdanauAttention was built for queries of size {self.query_dim} (`U_att`). "
                 f"Received: query.shape={query.shape}"
             )
-        query_batch, values_batch = query.shape[0], values.shape[0]
-        if query_batch is not None and values_batch is not None and query_batch != values_batch:
-            raise ValueError(
-                "`query` and `values` must have the same batch size. "
-                f"Received: query.shape={query.shape}, values.shape={values.shape}"
-            )
+        check_same_batch(query=query, values=values)
         if mask is not None:
             check_mask(mask, values.shape[:2], "values")
 

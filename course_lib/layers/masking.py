@@ -50,6 +50,22 @@ def check_mask(mask, expected_shape, name):
             )
 
 
+def check_same_batch(**tensors):
+    """Raises ValueError unless the named tensors have the same batch size (axis 0), where it is known.
+
+    Mismatched batches would otherwise broadcast (a batch of 1 against 2) or fail
+    deep inside a concatenation.
+    """
+    known = {name: tensor.shape for name, tensor in tensors.items() if tensor is not None}
+    sizes = {shape[0] for shape in known.values() if len(shape) and shape[0] is not None}
+    if len(sizes) > 1:
+        names = [f"`{name}`" for name in known]
+        raise ValueError(
+            f"{', '.join(names[:-1])} and {names[-1]} must have the same batch size. "
+            "Received: " + ", ".join(f"{name}.shape={shape}" for name, shape in known.items())
+        )
+
+
 def check_token_ids(tokens, name="tokens", axes=("batch", "length")):
     """Raises ValueError unless `tokens` is an integer tensor with one axis per name in `axes`."""
     dtype = str(getattr(tokens, "dtype", ""))
@@ -81,6 +97,22 @@ def check_token_range(tokens, vocab_size, name="tokens"):
         raise ValueError(
             f"`{name}` holds ids outside the vocabulary [0, {vocab_size}). "
             f"Received: {name} with id {bad} (ids from {low} to {high})"
+        )
+
+
+def check_special_ids(vocab_size, start_id, stop_id, pad_id):
+    """Raises ValueError unless `<GO>`, `<stop>` and padding are three different ids in `[0, vocab_size)`.
+
+    An id past the vocabulary used to fail only at the first decoding step,
+    deep inside TensorFlow; `start_id == stop_id` decoded one `<stop>` and
+    nothing else.
+    """
+    ids = {"start_id": start_id, "stop_id": stop_id, "pad_id": pad_id}
+    whole = all(isinstance(value, (int, np.integer)) and not isinstance(value, bool) for value in ids.values())
+    if not whole or len(set(ids.values())) != 3 or not all(0 <= value < vocab_size for value in ids.values()):
+        raise ValueError(
+            f"`start_id`, `stop_id` and `pad_id` must be three different ids in [0, {vocab_size}). "
+            "Received: " + ", ".join(f"{name}={value!r}" for name, value in ids.items())
         )
 
 

@@ -10,6 +10,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import beam_search, check_beam_options, check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder
+from course_lib.layers.masking import check_same_batch, check_special_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -122,6 +123,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.units = int(units)
         self.attention_units = attention_units
         self.deep_output = bool(deep_output)
+        check_special_ids(vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = int(max_output_length)
 
@@ -175,6 +177,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"ImageCaptioner ({self.encoder_kind} encoder) needs keys {keys}. "
                 f"Received: keys={sorted(inputs)}"
             )
+        check_same_batch(**{key: inputs[key] for key in keys if hasattr(inputs[key], "shape")})
 
     # -- forward passes ---------------------------------------------------------
 

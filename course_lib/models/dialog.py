@@ -20,7 +20,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
-from course_lib.layers.masking import check_token_range
+from course_lib.layers.masking import check_special_ids, check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -53,6 +53,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.embedding_dim = embedding_dim
         self.word_units, self.sentence_units, self.units = word_units, sentence_units, units
         self.attention = attention
+        check_special_ids(vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = HierarchicalAttentionEncoder(
@@ -111,6 +112,10 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: context.shape={context.shape}, dtype={context.dtype}"
             )
         check_token_range(context, self.vocab_size, "context")
+        if 0 in context.shape[1:]:
+            raise ValueError(
+                f"`context` needs at least one utterance of one word. Received: context.shape={context.shape}"
+            )
         max_length = self.max_output_length if max_length is None else max_length
         check_count(max_length, "max_length")
         max_length = int(max_length)

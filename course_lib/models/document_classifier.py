@@ -205,6 +205,10 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: documents.shape={documents.shape}, dtype={documents.dtype}"
             )
         check_token_range(documents, self.vocab_size, "documents")
+        if 0 in documents.shape[1:]:
+            raise ValueError(
+                f"`documents` needs at least one sentence of one word. Received: documents.shape={documents.shape}"
+            )
         outputs = self._explain_function()(documents.astype("int32"))
         result = {key: np.asarray(value) for key, value in outputs.items()}
         if "sentence_weights" not in result and self.encoder_kind == "flat":

@@ -12,7 +12,7 @@ import numpy as np
 from keras import ops
 
 from course_lib.decoding.beam import check_count
-from course_lib.layers.masking import check_token_ids, check_token_range
+from course_lib.layers.masking import check_special_ids, check_token_ids, check_token_range
 from course_lib.recurrence import scan
 
 CELLS = {"rnn": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
@@ -58,6 +58,7 @@ class RNNLanguageModel(keras.layers.Layer):
         self.embedding_dim = int(embedding_dim)
         self.units = int(units)
         self.cell_kind = cell
+        check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.state_count = 2 if cell == "lstm" else 1
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # U x_t

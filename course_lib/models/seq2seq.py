@@ -10,7 +10,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
-from course_lib.layers.masking import check_token_ids, check_token_range
+from course_lib.layers.masking import check_same_batch, check_special_ids, check_token_ids, check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -105,6 +105,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: alignment_loss_weight={alignment_loss_weight}, attention={attention}"
             )
         self.alignment_loss_weight = float(alignment_loss_weight)
+        check_special_ids(target_vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
         self.encoder = GRUEncoder(
@@ -149,11 +150,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
 
     def forward(self, source, target_in, training=None):
         """Teacher-forced pass; returns `(logits, alignments)`."""
-        if source.shape[0] is not None and target_in.shape[0] is not None and source.shape[0] != target_in.shape[0]:
-            raise ValueError(
-                "`source` and `target_in` must have the same batch size. "
-                f"Received: source.shape={source.shape}, target_in.shape={target_in.shape}"
-            )
+        check_same_batch(source=source, target_in=target_in)
         encoder_outputs, initial_state, source_mask = self.encode(source, training)
         return self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
 
@@ -232,6 +229,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: source.shape={source.shape}, dtype={source.dtype}"
             )
         check_token_range(source, self.source_vocab_size, "source")
+        if source.shape[1] == 0:
+            raise ValueError(f"`source` needs at least one position. Received: source.shape={source.shape}")
         max_length = self.max_output_length if max_length is None else max_length
         check_count(max_length, "max_length")
         self.build()
