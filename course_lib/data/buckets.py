@@ -198,6 +198,8 @@ def batched_log_probs(model, source, target, batch_size=512):
     """
     from keras import ops
 
+    from course_lib.layers.masking import check_token_range
+
     source, target = np.asarray(source), np.asarray(target)
     if source.ndim != 2 or target.ndim != 2 or len(source) != len(target) or len(source) == 0:
         raise ValueError(
@@ -207,6 +209,9 @@ def batched_log_probs(model, source, target, batch_size=512):
     for name, ids in (("source", source), ("target", target)):
         if not np.issubdtype(ids.dtype, np.integer):
             raise ValueError(f"`{name}` must hold integer token ids. Received: {name}.dtype={ids.dtype}")
+        vocab_size = getattr(model, f"{name}_vocab_size", None)  # e.g. `Seq2Seq.target_vocab_size`
+        if vocab_size is not None:  # a negative id would read the last row, one past the end fail in the model
+            check_token_range(ids, vocab_size, name)
     totals = np.zeros(len(source), "float64")
     key = sequence_lengths(source) * (target.shape[1] + 1) + sequence_lengths(target)
     for rows in bucketed_order(key, batch_size):

@@ -50,6 +50,11 @@ class EnsembleDecoder:
         return mean_log_prob, tuple(states), ops.mean(ops.stack(weights), axis=0)
 
 
+# What `Ensemble` reads from each member.
+_MODEL_ATTRIBUTES = ("source_vocab_size", "target_vocab_size", "start_id", "stop_id", "pad_id", "decoder",
+                     "max_output_length", "encode", "build", "weights")
+
+
 class Ensemble:
     """Several `Seq2Seq` models with the same vocabularies, decoded as one.
 
@@ -66,6 +71,13 @@ class Ensemble:
         models = list(models)
         if not models:
             raise ValueError("An ensemble needs at least one model. Received: models=[]")
+        for index, model in enumerate(models):
+            missing = [name for name in _MODEL_ATTRIBUTES if not hasattr(model, name)]
+            if missing:
+                raise ValueError(
+                    "Ensemble members must be Seq2Seq-like models. "
+                    f"Received: model {index} of type {type(model).__name__}, which lacks {missing}"
+                )
         first = models[0]
         for index, model in enumerate(models[1:], start=1):
             for name in ("source_vocab_size", "target_vocab_size", "start_id", "stop_id", "pad_id"):

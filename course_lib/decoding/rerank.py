@@ -21,6 +21,8 @@ log-probabilities come from one teacher-forced pass over the candidates
 (`course_lib.data.buckets.batched_log_probs`).
 """
 
+import numbers
+
 import numpy as np
 
 
@@ -44,11 +46,18 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
         )
     if other_lengths.ndim == 1:
         other_lengths = other_lengths[:, None]
-    if other_lengths.shape not in (direct_scores.shape, direct_scores.shape[:1] + (1,)) or np.any(other_lengths < 1):
+    for name, values in (("direct_scores", direct_scores), ("other_log_probs", other_log_probs)):
+        if np.isnan(values).any() or np.isposinf(values).any():  # -inf (an impossible candidate) is fine
+            raise ValueError(
+                f"`{name}` must be log-probabilities (finite or -inf). "
+                f"Received: {int(np.isnan(values).sum())} NaN and {int(np.isposinf(values).sum())} +inf in {name}"
+            )
+    if (other_lengths.shape not in (direct_scores.shape, direct_scores.shape[:1] + (1,))
+            or not np.isfinite(other_lengths).all() or np.any(other_lengths < 1)):
         raise ValueError(
-            f"`other_lengths` must be (N,) or (N, k) = {direct_scores.shape}, every entry at least 1. "
+            f"`other_lengths` must be (N,) or (N, k) = {direct_scores.shape}, every entry a finite number >= 1. "
             f"Received: shape {other_lengths.shape}, smallest {other_lengths.min() if other_lengths.size else None}"
         )
-    if not np.isfinite(weight) or weight < 0:
+    if not isinstance(weight, numbers.Real) or not np.isfinite(weight) or weight < 0:
         raise ValueError(f"`weight` must be a finite number >= 0. Received: weight={weight}")
     return direct_scores + weight * other_log_probs / other_lengths

@@ -45,6 +45,12 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             "`weights` must be a non-empty matrix of finite numbers. "
             f"Received: weights.shape={weights.shape}, {int(np.size(weights) - np.isfinite(weights).sum())} non-finite"
         )
+    if weights.min() < -1e-6 or weights.max() > 1 + 1e-6:  # the colour range is [0, 1]: more would be clipped
+        raise ValueError(
+            "`weights` must be attention weights in [0, 1]; these look like scores, not weights "
+            "(apply a softmax over the input positions first). "
+            f"Received: weights from {weights.min():.4g} to {weights.max():.4g}"
+        )
     if ax is None:
         # constrained layout keeps the title, the labels on top and the colour bar inside the figure
         _, ax = _pyplot().subplots(figsize=(0.55 * columns + 2, 0.5 * rows + 1.5), layout="constrained")
@@ -111,14 +117,37 @@ def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75)
 
 
 def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact match against input length"):
-    """Plots exact-match curves, one per model: `{name: {length: score}}`."""
-    if ax is None:
-        _, ax = _pyplot().subplots(figsize=(7.5, 3.8), layout="constrained")
+    """Plots exact-match curves, one per model: `{name: {length: score}}`.
+
+    Scores are shares in `[0, 1]` (not percentages); `trained_lengths` is the
+    pair `(shortest, longest)` of the lengths seen in training, shaded.
+    """
+    curves = {}
     for name, scores in results.items():
         lengths = sorted(int(k) for k in scores)
-        ax.plot(lengths, [scores[k] if k in scores else scores[str(k)] for k in lengths], marker="o", label=name)
+        values = [float(scores[k] if k in scores else scores[str(k)]) for k in lengths]
+        for length, value in zip(lengths, values):
+            if not 0.0 <= value <= 1.0:  # NaN fails too
+                raise ValueError(
+                    "Exact-match scores must be shares in [0, 1] (not percentages). "
+                    f"Received: {value} for model {name!r} at length {length}"
+                )
+        curves[name] = (lengths, values)
     if trained_lengths is not None:
-        low, high = trained_lengths
+        try:
+            low, high = (float(length) for length in trained_lengths)
+        except (TypeError, ValueError):
+            low = high = None
+        if low is None or not low <= high:  # NaN fails too
+            raise ValueError(
+                "`trained_lengths` must be a pair (shortest, longest) of lengths seen in training. "
+                f"Received: trained_lengths={trained_lengths!r}"
+            )
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(7.5, 3.8), layout="constrained")
+    for name, (lengths, values) in curves.items():
+        ax.plot(lengths, values, marker="o", label=name)
+    if trained_lengths is not None:
         ax.axvspan(low - 0.5, high + 0.5, color="grey", alpha=0.12, label="lengths seen in training")
     ax.set_xlabel("input length")
     ax.set_ylabel("exact match")

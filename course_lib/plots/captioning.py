@@ -3,6 +3,17 @@
 import numpy as np
 
 
+def _check_grid(grid):
+    """`(H, W)` of the feature map, both at least 1, as ints."""
+    try:
+        height, width = (int(size) for size in grid)
+    except (TypeError, ValueError):
+        height = width = 0
+    if height < 1 or width < 1:
+        raise ValueError(f"`grid` must be (H, W) with H, W >= 1. Received: grid={grid!r}")
+    return height, width
+
+
 def upsample_attention(weights, grid, image_shape):
     """One step's weights over `H * W` locations as a smooth map the size of the image.
 
@@ -17,10 +28,14 @@ def upsample_attention(weights, grid, image_shape):
     from PIL import Image
 
     weights = np.asarray(weights, "float32")
-    height, width = grid
+    height, width = _check_grid(grid)
     if weights.shape != (height * width,):
         raise ValueError(
             f"Need {height * width} weights for a {height} x {width} grid. Received: weights.shape={weights.shape}"
+        )
+    if not np.isfinite(weights).all():
+        raise ValueError(
+            f"`weights` must be finite. Received: {int(weights.size - np.isfinite(weights).sum())} NaN or inf weights"
         )
     top = float(weights.max())
     normalised = weights.reshape(height, width) / top if top > 0 else np.zeros((height, width), "float32")
@@ -63,6 +78,7 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     import matplotlib.pyplot as plt
 
     alignments = np.asarray(alignments, dtype=float)
+    grid = _check_grid(grid)
     if alignments.ndim != 2 or alignments.shape[0] < len(words):
         raise ValueError(
             f"Need one row of weights per word. Received: {len(words)} words, alignments.shape={alignments.shape}"
@@ -98,7 +114,8 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
     Args:
         histories: `{run name: history dict}` (Keras `History.history`, or
             any dict of lists); `val_` entries are drawn dashed.
-        keys: the quantities to draw, one panel each.
+        keys: the quantities to draw, one panel each; each must be in at
+            least one history.
 
     Returns:
         The matplotlib figure.
@@ -108,6 +125,13 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
 
     if not histories:
         raise ValueError("Need at least one history to draw. Received: {}")
+    keys = keys if isinstance(keys, str) else list(keys)
+    if isinstance(keys, str) or not keys:  # a string would give one panel per letter
+        raise ValueError(f"`keys` must be a non-empty list of history keys, e.g. ('loss',). Received: keys={keys!r}")
+    available = sorted({key for history in histories.values() for key in getattr(history, "history", history)})
+    missing = [key for key in keys if key not in available]
+    if missing:  # a panel without any line
+        raise ValueError(f"No history has the keys {missing}. Received: keys={keys}, available: {available}")
     figure, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.2), squeeze=False)
     for axis, key in zip(axes[0], keys):
         for name, history in histories.items():

@@ -27,6 +27,14 @@ def _check(sentences, sentence_weights, word_weights):
                 "Need word weights (sentences, words) covering every word. "
                 f"Received: word_weights.shape={word_weights.shape} for {len(sentences)} sentences"
             )
+    used = [sentence_weights[: len(sentences)]]  # the weights drawn; padding beyond them is not
+    if word_weights is not None:
+        used += [word_weights[i, : len(words)] for i, words in enumerate(sentences)]
+    if not all(np.isfinite(part).all() for part in used):
+        raise ValueError(
+            "Sentence and word weights must be finite numbers. "
+            f"Received: NaN or inf among the weights of the {len(sentences)} sentences"
+        )
     return sentence_weights, word_weights
 
 
@@ -82,6 +90,10 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
 
     from course_lib.plots.fonts import width_in_axes
 
+    if not isinstance(max_words_per_line, (int, np.integer)) or max_words_per_line < 1:
+        raise ValueError(
+            f"`max_words_per_line` must be at least 1. Received: max_words_per_line={max_words_per_line!r}"
+        )
     sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
     lines = []  # (sentence index, first word index, words)
     for i, words in enumerate(sentences):

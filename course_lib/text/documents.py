@@ -183,10 +183,13 @@ class DocumentPipeline:
 
     def words(self, ids):
         """Ids of one document `(sentences, words)` -> list of sentences of words (padding dropped)."""
+        from course_lib.layers.masking import check_token_range  # Keras loads only when needed
+
         ids = np.asarray(ids)
         if ids.ndim != 2:
             raise ValueError(f"`words` takes one document (sentences, words). Received: shape={ids.shape}")
         tokens = self.vocabulary.tokens
+        check_token_range(ids, len(tokens), "ids")  # -1 would read the last word, not fail
         return [[tokens[i] for i in row if i != PAD] for row in ids if np.any(row != PAD)]
 
     # -- saving -----------------------------------------------------------------

@@ -1,0 +1,137 @@
+"""Bad input to the plots, the reranker, the ensemble, teacher-forced scoring and the document
+pipeline gets a clear ValueError instead of a misleading picture, a NaN or a raw IndexError."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import keras  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from course_lib.data.buckets import batched_log_probs  # noqa: E402
+from course_lib.decoding.ensemble import Ensemble  # noqa: E402
+from course_lib.decoding.rerank import rerank_scores  # noqa: E402
+from course_lib.models import Seq2Seq  # noqa: E402
+from course_lib.plots.attention import attention_heatmap, exact_match_by_length  # noqa: E402
+from course_lib.plots.captioning import attention_overlay_grid, training_curves, upsample_attention  # noqa: E402
+from course_lib.plots.documents import document_figure, document_html  # noqa: E402
+from course_lib.plots.grid import attention_grid  # noqa: E402
+from course_lib.text.documents import DocumentPipeline  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def _model(seed=0):
+    keras.utils.set_random_seed(seed)
+    model = Seq2Seq(11, 13, embedding_dim=8, units=16, max_output_length=6)
+    model.build()
+    return model
+
+
+def test_exact_match_by_length_refuses_percentages_and_nan():
+    with pytest.raises(ValueError, match=r"Received: 95.0 for model 'm' at length 3"):
+        exact_match_by_length({"m": {3: 95.0}})
+    with pytest.raises(ValueError, match=r"Received: nan for model 'm' at length 4"):
+        exact_match_by_length({"m": {"3": 0.5, "4": float("nan")}})
+    ax = exact_match_by_length({"m": {3: 1.0, "4": 0.0}}, trained_lengths=(3, 3))  # the edges are fine
+    assert list(ax.lines[0].get_ydata()) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("trained_lengths", [(5,), (1, 2, 3), 5, (7, 3), ("a", "b")])
+def test_exact_match_by_length_refuses_a_bad_trained_range(trained_lengths):
+    with pytest.raises(ValueError, match=r"pair \(shortest, longest\).*Received: trained_lengths="):
+        exact_match_by_length({"m": {3: 0.5}}, trained_lengths=trained_lengths)
+
+
+def test_attention_heatmap_refuses_scores():
+    with pytest.raises(ValueError, match=r"look like scores.*Received: weights from -2 to 3"):
+        attention_heatmap([[3.0, -2.0]], ["a", "b"], ["x"])
+    with pytest.raises(ValueError, match="look like scores"):  # the grid draws through attention_heatmap
+        attention_grid([(np.array([[0.2, 1.5]]), ["a", "b"], ["x"])])
+    assert not plt.get_fignums()  # the grid's half-drawn figure is closed
+    # float32 softmax output may overshoot 1 by a rounding error: still weights
+    attention_heatmap(np.array([[1.0 + 1e-7, -1e-7]]), ["a", "b"], ["x"])
+
+
+def test_training_curves_refuses_a_string_and_unknown_keys():
+    history = {"loss": [2.0, 1.0], "val_loss": [2.1, 1.3], "accuracy": [0.3, 0.6]}
+    with pytest.raises(ValueError, match=r"Received: keys='loss'"):
+        training_curves({"run": history}, keys="loss")
+    with pytest.raises(ValueError, match=r"\['acuracy'\].*available: \['accuracy', 'loss', 'val_loss'\]"):
+        training_curves({"run": history}, keys=("loss", "acuracy"))
+    figure = training_curves({"run": history}, keys=("loss", "accuracy"))
+    assert [len(axis.lines) for axis in figure.axes] == [2, 1]
+
+
+def test_upsample_attention_and_document_html_refuse_nan_weights():
+    weights = np.full(4, 0.25)
+    weights[1] = np.nan
+    with pytest.raises(ValueError, match="Received: 1 NaN or inf"):
+        upsample_attention(weights, (2, 2), (8, 8))
+    with pytest.raises(ValueError, match="finite.*Received"):
+        document_html([["a"]], [np.nan])
+    with pytest.raises(ValueError, match="finite.*Received"):
+        document_html([["a", "b"]], [1.0], [[0.5, np.inf]])
+    # padding beyond the words is not drawn, so it is not checked
+    assert "width: 100px" in document_html([["a"]], [1.0, np.nan], [[1.0, np.nan]])
+
+
+def test_document_figure_and_overlay_grid_refuse_empty_layouts():
+    with pytest.raises(ValueError, match=r"`max_words_per_line` must be at least 1. Received: max_words_per_line=0"):
+        document_figure([["a", "b"]], [1.0], max_words_per_line=0)
+    image = np.zeros((8, 8, 3), np.uint8)
+    with pytest.raises(ValueError, match=r"`grid` must be \(H, W\).*Received: grid=\(0, 0\)"):
+        attention_overlay_grid(image, [], np.zeros((0, 0)), (0, 0))
+    with pytest.raises(ValueError, match=r"Received: grid=\(2, 0\)"):
+        upsample_attention(np.zeros(0), (2, 0), (8, 8))
+
+
+def test_rerank_scores_refuses_nan_and_a_missing_weight():
+    lengths = np.array([3, 3])
+    with pytest.raises(ValueError, match="`direct_scores`.*Received: 1 NaN"):
+        rerank_scores([[np.nan, -1.0], [-1.0, -2.0]], [[-1.0, -2.0], [-1.0, -2.0]], lengths)
+    with pytest.raises(ValueError, match="`other_log_probs`.*Received: 1 NaN"):
+        rerank_scores([[-1.0, -2.0], [-1.0, -2.0]], [[-1.0, np.nan], [-1.0, -2.0]], lengths)
+    with pytest.raises(ValueError, match="Received: weight=None"):
+        rerank_scores([[-1.0, -2.0]], [[-1.0, -2.0]], [3], weight=None)
+    with pytest.raises(ValueError, match="Received: shape"):
+        rerank_scores([[-1.0, -2.0]], [[-1.0, -2.0]], [np.nan])
+    # an impossible candidate (-inf, as reranker_log_probs writes for an empty one) stays allowed
+    combined = rerank_scores([[-1.0, -2.0]], [[-np.inf, -3.0]], [3], weight=1.0)
+    assert combined[0, 0] == -np.inf and combined[0, 1] == pytest.approx(-3.0)
+
+
+def test_ensemble_refuses_members_that_are_not_models():
+    with pytest.raises(ValueError, match=r"Received: model 0 of type int"):
+        Ensemble([1, 2])
+    with pytest.raises(ValueError, match=r"Received: model 1 of type str, which lacks \['source_vocab_size'"):
+        Ensemble([_model(), "model"])
+
+
+def test_batched_log_probs_refuses_ids_outside_the_vocabularies():
+    model = _model()
+    source = np.array([[4, 5, 0], [6, 7, 8]], "int32")
+    target = np.array([[4, 5, 2], [6, 2, 0]], "int32")
+    assert batched_log_probs(model, source, target).shape == (2,)
+    with pytest.raises(ValueError, match=r"`target` holds ids outside the vocabulary \[0, 13\).*id 13"):
+        batched_log_probs(model, source, np.where(target == 5, 13, target))
+    with pytest.raises(ValueError, match=r"`target` holds ids outside.*id -1"):
+        batched_log_probs(model, source, np.where(target == 5, -1, target))
+    with pytest.raises(ValueError, match=r"`source` holds ids outside the vocabulary \[0, 11\).*id 11"):
+        batched_log_probs(model, np.where(source == 8, 11, source), target)
+
+
+def test_document_pipeline_words_refuses_ids_outside_the_vocabulary():
+    pipeline = DocumentPipeline.from_texts(["The cat sat. The dog ran."])
+    size = len(pipeline.vocabulary)
+    ids, _ = pipeline.encode(["The cat sat."])
+    assert pipeline.words(ids[0]) == [["the", "cat", "sat"]]
+    with pytest.raises(ValueError, match=r"Received: ids with id -1"):
+        pipeline.words([[4, -1]])
+    with pytest.raises(ValueError, match=rf"vocabulary \[0, {size}\).*Received: ids with id {size}"):
+        pipeline.words([[4, size]])
