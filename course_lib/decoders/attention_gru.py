@@ -6,7 +6,7 @@ from keras import ops
 from course_lib.recurrence import scan
 
 from course_lib.layers.bahdanau_attention import BahdanauAttention
-from course_lib.layers.masking import check_mask, check_same_batch, check_token_ids
+from course_lib.layers.masking import check_decoder_inputs, check_mask
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -162,18 +162,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
     # -- teacher forcing --------------------------------------------------------
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
-        check_token_ids(target_inputs, "target_inputs")
-        if len(encoder_outputs.shape) != 3:
-            raise ValueError(
-                "`encoder_outputs` must have rank 3 (batch, src_len, value_dim). "
-                f"Received: encoder_outputs.shape={encoder_outputs.shape}"
-            )
-        check_same_batch(target_inputs=target_inputs, encoder_outputs=encoder_outputs, initial_state=initial_state)
-        if target_inputs.shape[1] == 0:
-            raise ValueError(
-                "`target_inputs` needs at least one step (`<GO>`). Received: target_inputs.shape="
-                f"{target_inputs.shape}"
-            )
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state)
         memory = self.prepare_memory(encoder_outputs, initial_state, source_mask)
         if training and self.teacher_forcing_ratio < 1.0:
             return self._scheduled_sampling(target_inputs, initial_state, memory, training)

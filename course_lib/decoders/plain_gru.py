@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import check_same_batch, check_token_ids
+from course_lib.layers.masking import check_decoder_inputs
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -94,22 +94,11 @@ class PlainGRUDecoder(keras.layers.Layer):
         return self.output_layer(new_state), new_state, memory["no_weights"]
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
-        check_token_ids(target_inputs, "target_inputs")
-        if len(encoder_outputs.shape) != 3:
-            raise ValueError(
-                "`encoder_outputs` must have rank 3 (batch, src_len, enc_dim): the alignments are "
-                f"(batch, tgt_len, src_len). Received: encoder_outputs.shape={encoder_outputs.shape}"
-            )
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state)
         if self.option == 1 and initial_state.shape[-1] not in (None, self.units):
             raise ValueError(
                 f"Option 1 starts from s_0 = h_T, so `initial_state` must have shape (batch, {self.units}). "
                 f"Received: initial_state.shape={initial_state.shape}"
-            )
-        check_same_batch(target_inputs=target_inputs, encoder_outputs=encoder_outputs, initial_state=initial_state)
-        if target_inputs.shape[1] == 0:
-            raise ValueError(
-                "`target_inputs` needs at least one step (`<GO>`). Received: target_inputs.shape="
-                f"{target_inputs.shape}"
             )
         embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
         states = self.gru(

@@ -116,6 +116,25 @@ def check_special_ids(vocab_size, start_id, stop_id, pad_id):
         )
 
 
+def check_decoder_inputs(target_inputs, encoder_outputs, initial_state):
+    """What every decoder's teacher-forced call checks first.
+
+    `target_inputs` integer `(batch, tgt_len)` with at least one step (`<GO>`),
+    `encoder_outputs` `(batch, src_len, value_dim)`, `initial_state` of the same batch.
+    """
+    check_token_ids(target_inputs, "target_inputs")
+    if len(encoder_outputs.shape) != 3:
+        raise ValueError(
+            "`encoder_outputs` must have rank 3 (batch, src_len, value_dim): the alignments are "
+            f"(batch, tgt_len, src_len). Received: encoder_outputs.shape={encoder_outputs.shape}"
+        )
+    check_same_batch(target_inputs=target_inputs, encoder_outputs=encoder_outputs, initial_state=initial_state)
+    if target_inputs.shape[1] == 0:
+        raise ValueError(
+            f"`target_inputs` needs at least one step (`<GO>`). Received: target_inputs.shape={target_inputs.shape}"
+        )
+
+
 def runnable_mask(mask):
     """A copy of a `(rows, length)` mask in which an all-padding row keeps position 0.
 
