@@ -42,6 +42,7 @@ SETTINGS = {
                  "deep_output": True},
     },
 }
+RUN_FILE = "run.json"  # a trained run's settings and metrics, beside model.keras and vocabulary.json
 ENCODER_CHOICES = ("small", "vgg16", "mobilenet")
 DECODER_CHOICES = ("attention", "option1", "option2")
 
@@ -323,7 +324,7 @@ def save_run(run, out_dir, metrics=None):
     record = {"settings": run.settings, "history": {k: [float(x) for x in v] for k, v in run.history.items()}}
     if metrics is not None:
         record["metrics"] = metrics
-    (out_dir / "run.json").write_text(json.dumps(record, indent=2, default=str))
+    (out_dir / RUN_FILE).write_text(json.dumps(record, indent=2, default=str))
     return out_dir
 
 
@@ -334,12 +335,12 @@ def load_run(model_dir):
     import course_lib.models.captioner  # noqa: F401  (registers the classes)
 
     model_dir = Path(model_dir)
-    for name in ("model.keras", "vocabulary.json", "run.json"):
+    for name in ("model.keras", "vocabulary.json", RUN_FILE):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(f"{model_dir} is not a captioning run folder: {name} is missing")
     model = keras.models.load_model(model_dir / "model.keras")
     vocabulary = Vocabulary.load(model_dir / "vocabulary.json")
-    settings = json.loads((model_dir / "run.json").read_text())["settings"]
+    settings = json.loads((model_dir / RUN_FILE).read_text())["settings"]
     return model, vocabulary, settings
 
 
@@ -369,7 +370,7 @@ def _evaluation_data(settings, images=None, captions=None):
 
 
 def _train_command(args):
-    claim_run_folder(args.out, "captioning", "run.json")
+    claim_run_folder(args.out, "captioning", RUN_FILE)
     dataset = "flickr8k" if args.images or args.captions else "shapes"
     overrides = {"deep_output": args.deep_output, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
     run = train_captioning(dataset, args.decoder, args.encoder, profile=args.profile, epochs=args.epochs,

@@ -20,6 +20,7 @@ from course_lib.training.profiles import pick
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
 REPORT_LENGTHS = (5, 7, 10)
+MODEL_FILE = "reversal.keras"  # in the --out folder, beside metrics.json and the heat map
 
 
 @dataclass
@@ -212,7 +213,7 @@ def _command(args):
     from course_lib.training.threads import tune_for_small_cpu
 
     tune_for_small_cpu()  # about 20 % faster on a 2-core CPU; a no-op elsewhere
-    claim_run_folder(args.out, "reversal", "reversal.keras")
+    claim_run_folder(args.out, "reversal", MODEL_FILE)
     config = ReversalConfig.for_profile(
         steps=args.steps, seed=args.seed, attention=not args.no_attention
     )
@@ -229,7 +230,7 @@ def _command(args):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     heatmap = out / "reversal_attention.png"
-    if (out / "reversal.keras").exists():
+    if (out / MODEL_FILE).exists():
         print(f"\n{out} holds an earlier reversal run; its model and metrics are replaced by this one's.")
     if not config.attention and heatmap.exists():
         heatmap.unlink()  # it showed the attention of the model being replaced; this one has none
@@ -252,12 +253,12 @@ def _command(args):
         ax.figure.savefig(heatmap, bbox_inches="tight", dpi=120)
         plt.close(ax.figure)
         print(f"\nHeat map written to {heatmap}")
-    model.save(out / "reversal.keras")
+    model.save(out / MODEL_FILE)
     metrics = result.metrics()
     metrics_path = Path(args.metrics_json) if args.metrics_json else out / "metrics.json"
     metrics_path.parent.mkdir(parents=True, exist_ok=True)
     metrics_path.write_text(json.dumps(metrics, indent=2))
-    print(f"Metrics written to {metrics_path}; model to {out / 'reversal.keras'}")
+    print(f"Metrics written to {metrics_path}; model to {out / MODEL_FILE}")
     return 0
 
 

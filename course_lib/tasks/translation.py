@@ -482,13 +482,14 @@ def _train_command(args):
         if args.valid:
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
-    if has_checkpoint(args.out):  # resuming a checkpoint
+    resuming = has_checkpoint(args.out)
+    if resuming:
         check_resume_keeps(args.out, json.loads((Path(args.out) / STATE_FILE).read_text())["config"], {
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
             "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
         })
     source_path = Path(args.out) / TRAIN_DATA_FILE
-    if source_path.exists() and has_checkpoint(args.out):  # resuming a checkpoint
+    if source_path.exists() and resuming:
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
     else:
         Path(args.out).mkdir(parents=True, exist_ok=True)

@@ -62,7 +62,13 @@ def _as_string_list(texts, name="texts"):
     texts = list(np.asarray(texts, dtype=object).reshape(-1)) if isinstance(texts, np.ndarray) else list(texts)
     for index, text in enumerate(texts):
         if isinstance(text, bytes):
-            texts[index] = text.decode("utf-8")
+            try:
+                texts[index] = text.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"`{name}[{index}]` is not UTF-8 text. Received: byte "
+                    f"{text[error.start:error.start + 1]!r} at offset {error.start} of {text!r:.60}"
+                ) from None
         elif not isinstance(text, str):
             raise ValueError(
                 f"`{name}` must hold strings. Received: {name}[{index}] of type {type(text).__name__}"

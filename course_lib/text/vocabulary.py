@@ -24,23 +24,6 @@ SPECIAL_TOKENS = ("<pad>", "<GO>", "<stop>", "<unk>")
 FORMAT_VERSION = 1
 
 
-def _check_utf8(texts):
-    """Decodes byte strings in a list of texts, naming the position of one that is not UTF-8."""
-    if isinstance(texts, (str, bytes)):
-        return texts  # `_as_string_list` refuses a single string
-    texts = list(np.asarray(texts, dtype=object).reshape(-1)) if isinstance(texts, np.ndarray) else list(texts)
-    for index, text in enumerate(texts):
-        if isinstance(text, bytes):
-            try:
-                texts[index] = text.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(
-                    f"`texts[{index}]` is not UTF-8 text. Received: byte "
-                    f"{text[error.start:error.start + 1]!r} at offset {error.start} of {text!r:.60}"
-                ) from None
-    return texts
-
-
 class Vocabulary:
     """Maps text to padded id arrays and ids back to text.
 
@@ -129,7 +112,7 @@ class Vocabulary:
                 instead of raising `ValueError`.
             length: pad (never cut) to this many columns.
         """
-        texts = _as_string_list(_check_utf8(texts))
+        texts = _as_string_list(texts)
         rows = self.tokenize(texts)
         if not allow_empty:
             empty = [i for i, row in enumerate(rows) if not row]
