@@ -52,19 +52,27 @@ def _accuracy_inputs(rng):
     predictions = [
         refs[-1] if i % 3 == 0 else (refs[0] if i % 2 == 0 else words[20 + i]) for i, refs in enumerate(references)
     ]
+    # A word with its last sign dropped is wrong: a prediction that is only part of an
+    # accepted spelling must not count (`p in spelling` would count it).
+    predictions[5] = references[5][0][:-1]
     return {"predictions": predictions, "references": references}
 
 
 def _top_k_inputs(rng):
     # Four beams per word; the right word is at rank 0, 1 or 2, or missing.
-    # At k = 2 a rank-2 hit must not count, so cands[:k + 1] fails.
-    words = _words(rng, 50)
-    references = [[words[i]] for i in range(10)]
+    # At k = 2 a rank-2 hit must not count, so cands[:k + 1] fails. Words 0 and 5
+    # have a second accepted spelling, and the beams hold that one (checking only
+    # the first spelling fails); where no beam is right, the first beam is a
+    # right word with its last sign dropped (a substring test would count it).
+    words = _words(rng, 60)
+    references = [[words[i]] + ([words[50 + i]] if i in (0, 5) else []) for i in range(10)]
     candidates = []
     for i in range(10):
         beams = [words[10 + 4 * i + j] for j in range(4)]
         if i % 4 != 3:
-            beams[i % 4] = words[i]
+            beams[i % 4] = references[i][-1]
+        else:
+            beams[0] = words[i][:-1]
         candidates.append(beams)
     return {"candidates": candidates, "references": references}
 

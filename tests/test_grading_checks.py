@@ -236,6 +236,48 @@ def test_a3_beam_check_says_the_scores_are_right_when_only_the_indices_are_wrong
         checks.check_beam_step(beam_step_with_parents_and_tokens_swapped)
 
 
+def accuracy_by_substring(predictions, references):
+    """The slip: `p in spelling` also counts a word with its last sign dropped."""
+    return float(np.mean([any(p in spelling for spelling in refs) for p, refs in zip(predictions, references)]))
+
+
+def top_k_by_substring(candidates, references, k):
+    return float(np.mean([any(c in s for c in cands[:k] for s in refs) for cands, refs in zip(candidates, references)]))
+
+
+def top_k_first_spelling_only(candidates, references, k):
+    return float(np.mean([refs[0] in cands[:k] for cands, refs in zip(candidates, references)]))
+
+
+@pytest.mark.parametrize(
+    "name, slip, check, hidden_test",
+    [
+        ("word_accuracy", accuracy_by_substring, checks.check_word_accuracy, "accuracy: 10 words, some with two spellings"),
+        ("top_k_accuracy", top_k_by_substring, checks.check_top_k_accuracy, "top_k: k = 2"),
+        ("top_k_accuracy", top_k_first_spelling_only, checks.check_top_k_accuracy, "top_k: k = 2"),
+    ],
+    ids=["accuracy-substring", "top-k-substring", "top-k-first-spelling"],
+)
+def test_a3_a_word_must_equal_an_accepted_spelling(name, slip, check, hidden_test, capsys):
+    check(getattr(A3, name))
+    assert f"{name}: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match="accepted spelling"):
+        check(slip)
+    assert not _hidden_verdict("A3", hidden_test, **{name: slip})[0]
+    assert _hidden_verdict("A3", hidden_test, **{name: getattr(A3, name)})[0]
+
+
+def beam_step_with_true_division(log_probs, scores, width):
+    totals = (scores[:, None] + log_probs).ravel()
+    best = np.argsort(-totals, kind="stable")[:width]
+    return totals[best], best / log_probs.shape[1], best % log_probs.shape[1]
+
+
+def test_a3_beam_check_refuses_fractional_parents():
+    with pytest.raises(checks.CheckFailed, match=r"parents should be whole numbers .* use // "):
+        checks.check_beam_step(beam_step_with_true_division)
+
+
 A4 = _hidden("A4")
 
 
@@ -249,6 +291,25 @@ def locations_without_tanh(state, locations, U_att, W_att, v_att):
 def test_a4_missing_tanh_is_named():
     with pytest.raises(checks.CheckFailed, match="inside the tanh"):
         checks.check_attention_over_locations(locations_without_tanh)
+
+
+def locations_with_weights_kept_as_a_column(state, locations, U_att, W_att, v_att):
+    context, weights = A4.attention_over_locations(state, locations, U_att, W_att, v_att)
+    return context, weights[..., None]  # (batch, L, 1): right values, wrong shape
+
+
+def attended_cell_with_true_division(weights, height, width):
+    j = np.argmax(weights)
+    return j / width, j % width
+
+
+def test_a4_checks_name_a_column_of_weights_and_a_fractional_row():
+    checks.check_attention_over_locations(A4.attention_over_locations)
+    checks.check_attended_cell(A4.attended_cell)
+    with pytest.raises(checks.CheckFailed, match=r"weights \(batch, L\) has shape \(2, 9, 1\), expected \(2, 9\)"):
+        checks.check_attention_over_locations(locations_with_weights_kept_as_a_column)
+    with pytest.raises(checks.CheckFailed, match=r"attended_cell should be whole numbers .* use // "):
+        checks.check_attended_cell(attended_cell_with_true_division)
 
 
 A5 = _hidden("A5")

@@ -173,8 +173,12 @@ def test_comparisons_report_shapes_and_differences_only():
     ok, reason = allclose()(np.array([1.0, 2.5]), np.array([1.0, 2.0]), {})
     assert not ok and "1 of 2 entries" in reason and "2.0" not in reason
     assert allclose()(np.array([np.nan]), np.array([1.0]), {})[1] == "result: contains NaN or infinity"
+    assert allclose()(2.5, 2.0, {})[1] == "result: differs from the reference"
     assert exact(set)(["b", "a"], {"a", "b"}, {})[0]
     assert not exact()("c", "b", {})[0]
+    # A list answer says how many entries are wrong, never the expected ones.
+    assert exact()([1, 2, 4, 5], [1, 2, 3, 4], {}) == (False, "result: wrong at 2 of 4 entries")
+    assert exact()([1, 2], [1, 2, 3], {}) == (False, "result: expected 3 entries, got 2")
 
 
 def test_results_from_the_kernel_are_decoded_without_running_code():

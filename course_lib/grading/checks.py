@@ -76,6 +76,14 @@ def check_weights(weights, mask=None, name="weights", axis=-1, over="the source 
     return weights
 
 
+def check_indices(values, name, hint="use // (integer division), not /"):
+    """Positions in an array must be whole numbers; `int()` would silently truncate 1.5 to 1."""
+    array = as_numpy(values, name)
+    if not np.array_equal(array, np.round(array)):
+        _fail(f"{name} should be whole numbers (they are indices): {hint}. Received: {np.asarray(values).tolist()}")
+    return array.astype(int)
+
+
 def check_close(value, expected, name="result", rtol=1e-4, atol=1e-6, hint=""):
     """Compares with a value the check can compute without the solution."""
     array = check_shape(value, np.shape(expected), name)
@@ -482,6 +490,9 @@ def check_word_accuracy(word_accuracy):
         _fail(f"2 of these 4 predictions are right, so the accuracy is 0.5. Received: {score}.{hint}")
     if word_accuracy(["कमल"], [["कमल"]]) != 1.0:
         _fail("a single correct word must give 1.0.")
+    if word_accuracy(["कमल"], [["कमला"]]) != 0.0:
+        _fail("a prediction must equal an accepted spelling: कमल is wrong when कमला is expected "
+              "(part of a word is not a match).")
     _passed("word_accuracy")
 
 
@@ -492,6 +503,10 @@ def check_top_k_accuracy(top_k_accuracy):
         _fail("with k = 1 only the first candidate counts: 1 of 2 words is right.")
     if abs(top_k_accuracy(candidates, references, 2) - 1.0) > 1e-9:
         _fail("with k = 2 a word is right when one of its first two candidates is accepted.")
+    if top_k_accuracy([["कम", "हिन्दी"]], [["कमल", "हिंदी", "हिन्दी"]], 1) != 0.0:
+        _fail("a candidate must equal an accepted spelling: कम is part of कमल, not a match.")
+    if top_k_accuracy([["कम", "हिन्दी"]], [["कमल", "हिंदी", "हिन्दी"]], 2) != 1.0:
+        _fail("a word is right when a candidate equals ANY of its accepted spellings (here the third).")
     _passed("top_k_accuracy")
 
 
@@ -516,7 +531,7 @@ def check_beam_step(beam_step):
     if not isinstance(result, (tuple, list)) or len(result) != 3:
         _fail("beam_step should return (scores, parents, tokens).")
     scores, parents, tokens = (check_shape(r, (3,), name) for r, name in zip(result, ("scores", "parents", "tokens")))
-    parents, tokens = parents.astype(int), tokens.astype(int)
+    parents, tokens = check_indices(parents, "parents"), check_indices(tokens, "tokens")
     if np.any(parents < 0) or np.any(parents >= 3) or np.any(tokens < 0) or np.any(tokens >= 6):
         _fail("parents index the beams (0..beams-1) and tokens the vocabulary (0..vocab-1).")
     totals = beam_scores[:, None] + log_probs  # (beams, vocab)
@@ -649,6 +664,7 @@ def check_attention_over_locations(attention_over_locations):
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attention_over_locations should return (context, weights).")
     context = check_shape(result[0], (2, 4), "context")
+    check_shape(result[1], (2, 9), "weights (batch, L)")
     weights = check_weights(result[1], name="weights over the 9 locations", over="the image locations")
     check_close(context, np.einsum("bl,blc->bc", weights, locations), "context",
                 hint="c_t is the weighted sum of the location vectors a_j.")
@@ -676,6 +692,6 @@ def check_attended_cell(attended_cell):
     weights = np.full(12, 0.05)
     weights[7] = 0.45
     cell = attended_cell(weights, 3, 4)
-    if tuple(int(v) for v in cell) != (1, 3):
+    if tuple(check_indices(cell, "the (row, col) of attended_cell")) != (1, 3):
         _fail(f"location 7 of a 3 x 4 grid is (row 1, column 3). Received: {cell}")
     _passed("attended_cell")

@@ -241,6 +241,8 @@ def _compare(got, expected, rtol, atol, names, label):
         # Only how many entries are wrong: a difference would give away the
         # expected value of a single number.
         wrong = int((~close).sum())
+        if close.size == 1:
+            return False, f"{label}: differs from the reference"
         return False, f"{label}: values differ from the reference at {wrong} of {close.size} entries"
     return True, ""
 
@@ -287,8 +289,15 @@ def exact(compare_as=None):
             b = compare_as(expected) if compare_as else expected
         except (TypeError, ValueError):
             return False, f"result: could not read {_describe(got)} as {compare_as.__name__}"
-        if _normalise(a) == _normalise(b):
+        a, b = _normalise(a), _normalise(b)
+        if a == b:
             return True, ""
+        if isinstance(a, tuple) and isinstance(b, tuple) and len(b) > 1:
+            # How many entries are wrong, as `allclose` says; never which value was expected.
+            if len(a) != len(b):
+                return False, f"result: expected {len(b)} entries, got {len(a)}"
+            wrong = sum(x != y for x, y in zip(a, b))
+            return False, f"result: wrong at {wrong} of {len(b)} entries"
         return False, "result: wrong answer"
 
     return compare
