@@ -40,6 +40,7 @@ def test_reversal_dataset_holds_the_generator_batches_one_length_each():
     dataset = reversal.as_dataset(12, batch_size=8, min_length=5, max_length=10, seed=4)
     expected = list(reversal.training_batches(12, batch_size=8, min_length=5, max_length=10, seed=4))
     assert dataset.element_spec[1].shape.as_list() == [None, None]  # one trace for every length
+    assert int(dataset.cardinality()) == 12  # fit knows the epoch's length (no "ran out of data")
     count = 0
     for (inputs, target_out), (want_inputs, want_out) in zip(dataset, expected):
         np.testing.assert_array_equal(inputs["source"], want_inputs["source"])

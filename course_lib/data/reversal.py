@@ -68,7 +68,11 @@ def test_set(length, count=500, seed=1234):
 
 
 def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
-    """The training batches as a `tf.data.Dataset` with variable length."""
+    """The training batches as a `tf.data.Dataset` with variable length.
+
+    The dataset knows its `num_batches`, so `fit(dataset, epochs=...)` shows the
+    epoch's length and does not warn that the input ran out of data.
+    """
     import tensorflow as tf
 
     spec = (
@@ -81,4 +85,4 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
     return without_autotune(tf.data.Dataset.from_generator(
         lambda: training_batches(num_batches, batch_size, min_length, max_length, seed),
         output_signature=spec,
-    ).prefetch(4))
+    ).apply(tf.data.experimental.assert_cardinality(num_batches)).prefetch(4))
