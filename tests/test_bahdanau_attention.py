@@ -87,6 +87,17 @@ def test_all_masked_row_gives_zeros_not_nan():
     np.testing.assert_allclose(np.asarray(weights)[1].sum(), 1.0, atol=1e-6)
 
 
+def test_one_source_position_gets_weight_one_without_a_warning():
+    import warnings
+
+    query, values = _inputs(batch=2, src_len=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Keras warns about a softmax over one position ("did you mean sigmoid?")
+        context, weights = BahdanauAttention(8)(query, values, mask=np.array([[True], [False]]))
+    np.testing.assert_array_equal(np.asarray(weights), [[1.0], [0.0]])
+    np.testing.assert_allclose(np.asarray(context), [values[0, 0], np.zeros(5)], atol=1e-6)
+
+
 def test_cached_keys_give_the_same_result():
     query, values = _inputs()
     layer = BahdanauAttention(8)

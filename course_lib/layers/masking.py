@@ -1,6 +1,8 @@
 """Masked softmax and mask checks shared by every attention layer, token-id checks, and the mask the
 recurrent encoders run with."""
 
+import warnings
+
 import numpy as np
 from keras import ops
 
@@ -26,13 +28,27 @@ def masked_softmax(scores, mask=None, axis=-1):
     dtype = scores.dtype
     scores = ops.cast(scores, "float32")
     if mask is None:
-        return ops.cast(ops.softmax(scores, axis=axis), dtype)
+        return ops.cast(_softmax(scores, axis), dtype)
     mask = ops.cast(mask, "bool")
     scores = ops.where(mask, scores, NEGATIVE_SCORE)
-    weights = ops.softmax(scores, axis=axis)
+    weights = _softmax(scores, axis)
     # exp(-1e9 - max) underflows to exactly 0 already; the product also zeroes
     # the uniform weights of an all-padding row.
     return ops.cast(weights * ops.cast(mask, weights.dtype), dtype)
+
+
+def _softmax(scores, axis):
+    """`ops.softmax`, without Keras's warning when `axis` has one position.
+
+    Attention over one position (a one-letter word, a one-sentence document)
+    rightly gives it weight 1; Keras warns that such a softmax "is likely not
+    what you intended" and suggests a sigmoid, which would be wrong here.
+    """
+    if scores.shape[axis] != 1:
+        return ops.softmax(scores, axis=axis)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="You are using a softmax over axis")
+        return ops.softmax(scores, axis=axis)
 
 
 def check_mask(mask, expected_shape, name):
