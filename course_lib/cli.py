@@ -14,6 +14,8 @@ import pkgutil
 import sys
 from dataclasses import dataclass
 
+from course_lib.tasks.arguments import release_unused_claims
+
 COMMAND_PACKAGES = ("course_lib.tasks", "course_lib.grading")
 
 
@@ -58,7 +60,12 @@ def main(argv=None):
         result = args.handler(args)
     except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
         print(f"course-lib: error: {error}", file=sys.stderr)
-        return 2
+        result = 2
+    except BaseException:  # an unexpected error, or Ctrl-C
+        release_unused_claims()
+        raise
+    if result:  # a failed command leaves no empty run folder behind
+        release_unused_claims()
     return int(result or 0)
 
 

@@ -187,6 +187,25 @@ def test_claim_run_folder_marks_new_folders_and_accepts_its_own_older_runs(tmp_p
         claim_run_folder(older, "captioning", "run.json")
 
 
+def test_a_command_that_fails_after_claiming_its_folder_leaves_no_run_marker(tmp_path, capsys):
+    # The marker used to stay behind: the folder then passed for a transliteration run with no model in it,
+    # and another task's run there was refused.
+    words = tmp_path / "words.csv"
+    words.write_text("kamal,कमल\n", encoding="utf-8")
+    refused = ["train", "transliteration", "--train", str(words), "--drop-vowel-length", "0.5"]
+    new, empty, resumed = tmp_path / "new", tmp_path / "empty", tmp_path / "resumed"
+    empty.mkdir()
+    resumed.mkdir()
+    (resumed / "course_run.json").write_text('{"task": "transliteration"}')
+    (resumed / "training_state.json").write_text("{}")
+    for folder in (new, empty, resumed):
+        assert main(refused + ["--out", str(folder)]) == 2
+        assert "--drop-vowel-length changes the generated words only" in capsys.readouterr().err.replace("`", "")
+    assert not new.exists()  # made by the claim: removed again
+    assert empty.is_dir() and not any(empty.iterdir())  # the user's own folder stays, empty
+    assert sorted(path.name for path in resumed.iterdir()) == ["course_run.json", "training_state.json"]
+
+
 def test_special_ids_must_be_distinct_and_inside_the_vocabulary():
     # start_id past the vocabulary used to fail at the first decoding step inside TensorFlow; start_id == stop_id
     # decoded a lone <stop>.

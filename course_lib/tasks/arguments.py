@@ -110,6 +110,7 @@ class ChoicesFrom:
 
 
 RUN_MARKER = "course_run.json"  # names the task whose run a folder holds
+_NEW_CLAIMS = []  # (folder, whether the claim made it) of markers written by this process
 
 
 def claim_run_folder(out_dir, task, own_file):
@@ -145,8 +146,27 @@ def claim_run_folder(out_dir, task, own_file):
             f"{str(out_dir)!r} already holds files that are not a {task} run ({', '.join(found[:5])}"
             f"{', ...' if len(found) > 5 else ''}); choose an empty or new folder. Received: --out {str(out_dir)!r}"
         )
+    made_folder = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"task": task}))
+    _NEW_CLAIMS.append((folder, made_folder))
+
+
+def release_unused_claims():
+    """Takes back this process's claims on folders where the command then wrote nothing.
+
+    A command that fails after claiming its `--out` (a download that cannot
+    be made, options that do not go together) would otherwise leave a folder
+    marked as a run that holds no run, and another task could not use it.
+    Called by the CLI when a command fails; a folder holding anything else is
+    left as it is.
+    """
+    while _NEW_CLAIMS:
+        folder, made_folder = _NEW_CLAIMS.pop()
+        if folder.is_dir() and [path.name for path in folder.iterdir()] == [RUN_MARKER]:
+            (folder / RUN_MARKER).unlink()
+            if made_folder:
+                folder.rmdir()
 
 
 GENERATED = "generated"  # how a run records that it trained on the generated data, not a file
