@@ -61,8 +61,9 @@ def test_flickr_style_folder_with_an_offline_vgg16_falls_back(tmp_path, monkeypa
     monkeypatch.setattr(keras.applications, "VGG16", offline)
     images, captions = _tiny_flickr(tmp_path)
     out = tmp_path / "flickr_run"
+    monkeypatch.chdir(tmp_path)  # the data given as relative paths, as the docs' ../shared/data/... are
     with pytest.warns(UserWarning, match="Could not load the ImageNet weights of VGG16"):
-        code = main(["train", "captioning", "--images", str(images), "--captions", str(captions),
+        code = main(["train", "captioning", "--images", "Images", "--captions", "captions.txt",
                      "--encoder", "vgg16", "--decoder", "option2", "--epochs", "1", "--profile", "fast",
                      "--out", str(out)])
     assert code == 0
@@ -76,6 +77,17 @@ def test_flickr_style_folder_with_an_offline_vgg16_falls_back(tmp_path, monkeypa
     assert {"bleu1", "bleu2", "bleu3", "bleu4", "distinct_captions"} <= set(metrics)
     assert "exact_match" not in metrics
     assert np.isfinite(metrics["bleu1"])
+    # The run remembers where its data is from any folder (relative paths used to be saved as given) ...
+    assert settings["images"] == str(images.resolve()) and settings["captions"] == str(captions.resolve())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["evaluate", "captioning", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
+    assert json.loads(metrics_path.read_text())["bleu1"] == metrics["bleu1"]
+    # ... and says what to pass when the data has moved.
+    images.rename(tmp_path / "moved")
+    assert main(["evaluate", "captioning", "--model", str(out)]) == 2
+    assert "(its run.json), and they are not there from this folder. Pass --images and --captions" in capsys.readouterr().err
 
 
 def test_frozen_backbone_features_are_cached_and_attended(tmp_path, capsys):

@@ -218,8 +218,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     settings = settings_for(dataset, profile, epochs=epochs, **overrides)
     settings.update({"decoder": decoder, "encoder": encoder, "seed": seed, "weights": weights,
                      "cache_dir": str(cache_dir or Path.home() / ".cache" / "course_lib" / "features")})
-    if images is not None:
-        settings["images"], settings["captions"] = str(images), str(captions)
+    if images is not None:  # absolute, so the run can be evaluated from any folder
+        settings["images"], settings["captions"] = str(Path(images).resolve()), str(Path(captions).resolve())
     keras.utils.set_random_seed(seed)
     backbone = resolve_encoder(settings)
 
@@ -356,6 +356,12 @@ def _evaluation_data(settings, images=None, captions=None):
         if images is None or captions is None:
             raise ValueError("Give both --images and --captions, or neither.")
         settings.update({"dataset": "flickr8k", "images": str(images), "captions": str(captions)})
+    elif settings["dataset"] == "flickr8k" and not (Path(settings["images"]).is_dir()
+                                                    and Path(settings["captions"]).is_file()):
+        raise FileNotFoundError(
+            f"This run was trained on images in {settings['images']!r} with captions {settings['captions']!r} "
+            "(its run.json), and they are not there from this folder. Pass --images and --captions."
+        )
     if settings["dataset"] == "shapes":
         part = load_shapes_parts(settings)["test"]
     else:
