@@ -154,3 +154,25 @@ def test_split_keeps_a_shared_hindi_translation_in_one_part(tmp_path):
     for side in ("english", "hindi"):
         seen = [{getattr(p, side) for p in parts[name]} for name in ("train", "valid", "test")]
         assert not seen[0] & seen[1] and not seen[0] & seen[2] and not seen[1] & seen[2], side
+
+
+def test_split_translation_writes_the_parts_in_the_files_own_format(tmp_path, capsys):
+    from course_lib.cli import main
+
+    lines = [f"Sentence {i}.\tवाक्य {i}।\tCC-BY attribution #{i}" for i in range(50)]
+    lines += [f"Another {i}.\tवाक्य {i}।\tCC-BY attribution #{i}b" for i in range(5)]  # shares a Hindi sentence
+    source = tmp_path / "hin.txt"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "split"
+    assert main(["split-translation", str(source), "--out", str(out)]) == 0
+    expected = corpus.split_corpus(load_tatoeba(source), seed=0)
+    assert capsys.readouterr().out.startswith(f"{len(expected['train'])} / {len(expected['valid'])} / {len(expected['test'])} pairs")
+    for part in ("train", "valid", "test"):
+        written = load_tatoeba(out / f"{part}.txt")
+        assert [(p.english, p.hindi, p.attribution) for p in written] == [
+            (p.english, p.hindi, p.attribution) for p in expected[part]]
+    # A second split into the same folder would overwrite the first: refused, files unchanged.
+    before = (out / "test.txt").read_text(encoding="utf-8")
+    assert main(["split-translation", str(source), "--out", str(out), "--seed", "1"]) == 2
+    assert "already holds train.txt, valid.txt, test.txt" in capsys.readouterr().err
+    assert (out / "test.txt").read_text(encoding="utf-8") == before

@@ -141,3 +141,20 @@ def load_tatoeba(path_or_url=DEFAULT_URL, errors="warn"):
     if not pairs:
         raise ValueError(f"No sentence pairs in {path!r}.")
     return pairs
+
+
+def write_tatoeba(pairs, path):
+    """Writes pairs as `English<TAB>Hindi<TAB>attribution` lines, as `load_tatoeba` reads them.
+
+    Args:
+        pairs: objects with `english`, `hindi` and, optionally, `attribution`.
+        path: the file to write (UTF-8).
+    """
+    lines = []
+    for pair in pairs:
+        fields = (pair.english, pair.hindi, getattr(pair, "attribution", ""))
+        if any("\t" in field or "\n" in field for field in fields):
+            raise ValueError(f"A tab or a line break inside a sentence would split its line. Received: {pair!r}")
+        lines.append("\t".join(fields) + "\n")
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.writelines(lines)

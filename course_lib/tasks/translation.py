@@ -465,6 +465,25 @@ def _read_pairs(path):
     return load_tatoeba(path)
 
 
+SPLIT_FILES = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt"}
+
+
+def _split_command(args):
+    from course_lib.data.tatoeba import write_tatoeba
+
+    out = Path(args.out)
+    taken = [name for name in SPLIT_FILES.values() if (out / name).exists()]
+    if taken:
+        raise ValueError(f"{str(out)!r} already holds {', '.join(taken)}; choose another --out. Received: --out {str(out)!r}")
+    parts = hindi_english.split_corpus(_read_pairs(args.file), seed=args.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    for part, name in SPLIT_FILES.items():
+        write_tatoeba(parts[part], out / name)
+    print(f"{len(parts['train'])} / {len(parts['valid'])} / {len(parts['test'])} pairs -> "
+          f"{', '.join(str(out / name) for name in SPLIT_FILES.values())}")
+    return 0
+
+
 def _train_command(args):
     claim_run_folder(args.out, "translation", STATE_FILE)
     config = TranslationConfig.for_profile(
@@ -561,6 +580,15 @@ def register_cli(commands):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", required=True, type=output_folder, help="model folder (resumes when it holds a checkpoint)")
     parser.set_defaults(handler=_train_command)
+
+    parser = commands.root.add_parser(
+        "split-translation", help="split a Tatoeba/Anki file into train.txt, valid.txt and test.txt",
+        description="Splits the pairs by English sentence (split_corpus: no English or Hindi sentence in two parts), "
+                    "80 / 10 / 10 %%, and writes them in the file's own format.")
+    parser.add_argument("file", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path, zip or URL")
+    parser.add_argument("--out", required=True, type=output_folder, help="folder for train.txt, valid.txt and test.txt")
+    parser.add_argument("--seed", type=int, default=0, help="shuffling seed (the docs' figures use 0)")
+    parser.set_defaults(handler=_split_command)
 
     parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")
     parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
