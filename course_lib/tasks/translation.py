@@ -584,7 +584,7 @@ def register_cli(commands):
     parser = commands.root.add_parser(
         "split-translation", help="split a Tatoeba/Anki file into train.txt, valid.txt and test.txt",
         description="Splits the pairs by English sentence (split_corpus: no English or Hindi sentence in two parts), "
-                    "80 / 10 / 10 %%, and writes them in the file's own format.")
+                    "80 / 10 / 10 %, and writes them in the file's own format.")
     parser.add_argument("file", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path, zip or URL")
     parser.add_argument("--out", required=True, type=output_folder, help="folder for train.txt, valid.txt and test.txt")
     parser.add_argument("--seed", type=int, default=0, help="shuffling seed (the docs' figures use 0)")
