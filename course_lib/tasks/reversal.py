@@ -227,8 +227,7 @@ def _command(args):
         print(f"\nAlignment: {result.alignment:.4f} of output steps put their largest weight on the mirrored input.")
     print(f"\nAttention for input {EXAMPLE_INPUT} (rows = output steps, columns = input positions):")
     print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)  # made by claim_run_folder
     heatmap = out / "reversal_attention.png"
     if (out / MODEL_FILE).exists():
         print(f"\n{out} holds an earlier reversal run; its model and metrics are replaced by this one's.")

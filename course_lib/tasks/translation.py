@@ -510,8 +510,7 @@ def _train_command(args):
     source_path = Path(args.out) / TRAIN_DATA_FILE
     if source_path.exists() and resuming:
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
-    else:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+    else:  # the folder was made by claim_run_folder
         source_path.write_text(json.dumps({"train_file": args.train or GENERATED}))
     print(f"Training translation {config.direction} (profile {current_profile()}), "
           f"{config.epochs} epochs -> {args.out}")
