@@ -126,3 +126,42 @@ def test_fit_steps_remainder_continues_the_data_and_is_in_the_history(capsys):
     fit_steps(model, dataset, 12, report_every=5, verbose=2)
     printed = capsys.readouterr().out
     assert [line for line in printed.splitlines() if line.startswith("Epoch")] == ["Epoch 1/3", "Epoch 2/3", "Epoch 3/3"]
+
+
+@pytest.mark.skipif(__import__("keras").backend.backend() != "tensorflow", reason="a TensorFlow tracing detail")
+def test_the_train_step_of_an_unbuilt_model_is_traced_once():
+    import keras
+
+    from course_lib.training.fit import fit_arrays, fit_steps
+
+    class Counting(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(1)
+            self.traces = 0
+
+        def call(self, inputs):
+            return self.dense(inputs)
+
+        def train_step(self, data):
+            self.traces += 1  # Python runs here once per trace of the step
+            return super().train_step(data)
+
+    def compiled():
+        model = Counting()
+        model.compile("sgd", "mse")
+        return model
+
+    features = np.random.default_rng(0).normal(size=(32, 3)).astype("float32")
+    targets = features[:, :1]
+    # What the helpers avoid: Keras builds the model and optimizer inside the first trace, so
+    # tf.function traces the step a second time.
+    plain = compiled()
+    plain.fit(tf.data.Dataset.from_tensor_slices((features, targets)).batch(8), epochs=2, verbose=0)
+    assert plain.traces == 2
+    arrays = compiled()
+    fit_arrays(arrays, features, targets, batch_size=8, epochs=2, verbose=0)
+    steps = compiled()
+    fit_steps(steps, tf.data.Dataset.from_tensor_slices((features, targets)).batch(8), 6, report_every=3, verbose=0)
+    assert (arrays.traces, steps.traces) == (1, 1)
+    assert int(arrays.optimizer.iterations) == 8 and int(steps.optimizer.iterations) == 6

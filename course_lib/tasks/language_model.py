@@ -58,7 +58,7 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
 
     from course_lib.losses import MaskedTokenLoss
     from course_lib.models.language_model import RNNLanguageModel
-    from course_lib.training.fit import steps_per_execution_for
+    from course_lib.training.fit import build_before_fit, steps_per_execution_for
 
     settings = {**default_settings(), **(settings or {})}
     for key in ("steps", "batch_size", "units", "embedding_dim"):
@@ -79,10 +79,11 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
         steps_per_execution=steps_per_execution_for(report_every, 25),
         jit_compile=training_jit_compile(),
     )
-    stream = batches(train, settings["batch_size"], seed=seed)
+    dataset = _as_dataset(batches(train, settings["batch_size"], seed=seed))
     start = time.perf_counter()
+    build_before_fit(model, dataset)
     history = model.fit(
-        _as_dataset(stream), epochs=max(1, settings["steps"] // report_every),
+        dataset, epochs=max(1, settings["steps"] // report_every),
         steps_per_epoch=report_every, verbose=verbose, shuffle=False,  # the stream is shuffled already
     )
     seconds = time.perf_counter() - start

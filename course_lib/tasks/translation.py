@@ -282,6 +282,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         `(translator, seconds)`.
     """
     from course_lib.data.tf_data import array_dataset
+    from course_lib.training.fit import build_before_fit
 
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
@@ -326,6 +327,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         valid_inputs, valid_out = encode_pairs(valid_pairs, config.direction, translator.source_vocab, translator.target_vocab)
         validation = (valid_inputs, valid_out)
     start = time.perf_counter()
+    build_before_fit(translator.model, dataset)
     translator.model.fit(
         dataset, epochs=config.epochs, initial_epoch=translator.epochs_done, verbose=verbose, shuffle=False,
         validation_data=validation, validation_batch_size=256,

@@ -326,6 +326,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
         `epochs_done`.
     """
     from course_lib.data.buckets import as_dataset
+    from course_lib.training.fit import build_before_fit
 
     if not train_pairs:
         raise ValueError("No training pairs. Received: 0 pairs")
@@ -364,6 +365,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     ]
     history = {}
     if initial_epoch < config.epochs:
+        build_before_fit(model, dataset)
         fitted = model.fit(
             dataset, epochs=config.epochs, initial_epoch=initial_epoch, steps_per_epoch=steps_per_epoch,
             validation_data=validation, callbacks=callbacks, verbose=verbose, shuffle=False,
