@@ -35,6 +35,10 @@ def two_level_layer(build):
             self.first = build(keras.layers.GRU(units, return_sequences=True, name="first_gru"), name="bi_first")
             self.second = build(keras.layers.GRU(units, return_sequences=True, name="second_gru"), name="bi_second")
 
+        def build(self, input_shape):
+            self.first.build(input_shape)
+            self.second.build((*input_shape[:-1], 2 * self.units))
+
         def call(self, inputs):
             return self.second(self.first(inputs))
 
