@@ -165,3 +165,13 @@ def test_the_train_step_of_an_unbuilt_model_is_traced_once():
     fit_steps(steps, tf.data.Dataset.from_tensor_slices((features, targets)).batch(8), 6, report_every=3, verbose=0)
     assert (arrays.traces, steps.traces) == (1, 1)
     assert int(arrays.optimizer.iterations) == 8 and int(steps.optimizer.iterations) == 6
+
+    # Building reads no batch: a stream behind the dataset is where it was.
+    from course_lib.training.fit import build_before_fit
+
+    stream = ((features[i : i + 8], targets[i : i + 8]) for i in range(0, 32, 8))
+    spec = (tf.TensorSpec((None, 3), tf.float32), tf.TensorSpec((None, 1), tf.float32))
+    streamed = compiled()
+    build_before_fit(streamed, tf.data.Dataset.from_generator(lambda: stream, output_signature=spec))
+    assert streamed.built and streamed.optimizer.built
+    np.testing.assert_array_equal(next(stream)[0], features[:8])
