@@ -47,6 +47,34 @@ def test_building_the_parser_loads_no_keras_or_tensorflow():
     assert result.stdout.strip() == "[]", result.stdout
 
 
+# A help page and a refused choice read the choices that a library module keeps, without importing it.
+CHOICES_PROBE = """
+import contextlib, io, sys
+from course_lib.cli import main
+for argv in (["train", "documents", "--help"], ["train", "documents", "--encoder", "nope", "--out", "unused"]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+print(sorted(name for name in ("keras", "tensorflow") if name in sys.modules))
+"""
+
+
+def test_reading_choices_for_help_or_a_check_loads_no_keras(monkeypatch):
+    result = subprocess.run([sys.executable, "-c", CHOICES_PROBE], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]", result.stdout
+    from course_lib.models import document_classifier
+    from course_lib.tasks.arguments import ChoicesFrom
+
+    # The tuple read from the source is the module's own.
+    assert tuple(ChoicesFrom("course_lib.models.document_classifier", "ENCODERS")) == document_classifier.ENCODERS
+    monkeypatch.delitem(sys.modules, "course_lib.tasks.arguments")  # as if not imported: read from the source
+    with pytest.raises(AttributeError, match="no literal MISSING"):
+        list(ChoicesFrom("course_lib.tasks.arguments", "MISSING"))
+    assert tuple(ChoicesFrom("course_lib.tasks.arguments", "IMAGE_SUFFIXES")) == (".png", ".pdf", ".svg", ".jpg", ".jpeg")
+
+
 def test_choices_kept_in_a_library_module_still_check_and_show(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["train", "documents", "--encoder", "hierarchical", "--out", "unused"])
