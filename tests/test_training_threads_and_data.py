@@ -147,9 +147,9 @@ def test_the_train_step_of_an_unbuilt_model_is_traced_once():
             self.traces += 1  # Python runs here once per trace of the step
             return super().train_step(data)
 
-    def compiled():
+    def compiled(steps_per_execution=1):
         model = Counting()
-        model.compile("sgd", "mse")
+        model.compile("sgd", "mse", steps_per_execution=steps_per_execution)
         return model
 
     features = np.random.default_rng(0).normal(size=(32, 3)).astype("float32")
@@ -163,8 +163,11 @@ def test_the_train_step_of_an_unbuilt_model_is_traced_once():
     fit_arrays(arrays, features, targets, batch_size=8, epochs=2, verbose=0)
     steps = compiled()
     fit_steps(steps, tf.data.Dataset.from_tensor_slices((features, targets)).batch(8), 6, report_every=3, verbose=0)
-    assert (arrays.traces, steps.traces) == (1, 1)
+    looped = compiled(steps_per_execution=2)  # Keras runs the steps in a tf.while_loop
+    fit_arrays(looped, features, targets, batch_size=8, epochs=2, verbose=0)
+    assert (arrays.traces, steps.traces, looped.traces) == (1, 1, 1)
     assert int(arrays.optimizer.iterations) == 8 and int(steps.optimizer.iterations) == 6
+    assert int(looped.optimizer.iterations) == 8
 
     # Building reads no batch: a stream behind the dataset is where it was.
     from course_lib.training.fit import build_before_fit
