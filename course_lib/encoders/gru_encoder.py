@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
-from course_lib.layers.masking import check_token_ids, runnable_mask
+from course_lib.layers.masking import check_token_ids, run_recurrent
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -83,12 +83,13 @@ class GRUEncoder(keras.layers.Layer):
         check_token_ids(source, "source")
         source_mask = ops.not_equal(source, self.pad_id)  # (batch, src_len)
         embedded = self.embedding(source)  # (batch, src_len, embedding_dim)
-        gru_mask = runnable_mask(source_mask)  # an empty source reads one padding step (cuDNN needs one)
+        # Any padding pattern (left padding too) is run right-padded, as cuDNN needs.
+        results = run_recurrent(self.rnn, embedded, source_mask, training=training)
         if self.bidirectional:
-            outputs, forward_state, backward_state = self.rnn(embedded, mask=gru_mask, training=training)
+            outputs, forward_state, backward_state = results
             final = ops.concatenate([forward_state, backward_state], axis=-1)  # (batch, 2*units)
         else:
-            outputs, final = self.rnn(embedded, mask=gru_mask, training=training)
+            outputs, final = results
         initial_state = self.bridge(final) if self.bridge is not None else final  # (batch, dec_units)
         return outputs, initial_state, source_mask
 

@@ -17,7 +17,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
-from course_lib.layers.masking import check_token_ids, runnable_mask
+from course_lib.layers.masking import check_token_ids, run_recurrent
 
 
 def check_documents(documents, name="documents"):
@@ -253,16 +253,16 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         `word_weights` `(batch, S, W)`, `word_mask` `(batch, S, W)`.
         """
         embedded, flat_mask, word_mask, sentence_mask = self._fold(documents)
-        word_states = self.word_rnn(
-            embedded, mask=runnable_mask(flat_mask), training=training
+        word_states = run_recurrent(
+            self.word_rnn, embedded, flat_mask, training=training
         )  # (batch*S, W, 2*word_units)
         sentence_vectors, flat_word_weights = self.word_attention(
             word_states, mask=flat_mask
         )  # (batch*S, 2*word_units), (batch*S, W)
         sentence_vectors = self._unfold(sentence_vectors, documents)  # (batch, S, 2*word_units)
         word_weights = self._unfold(flat_word_weights, documents)  # (batch, S, W)
-        sentence_states = self.sentence_rnn(
-            sentence_vectors, mask=runnable_mask(sentence_mask), training=training
+        sentence_states = run_recurrent(
+            self.sentence_rnn, sentence_vectors, sentence_mask, training=training
         )  # (batch, S, 2*sentence_units)
         # Padded sentences: zero states, so nothing downstream can read them.
         sentence_states = sentence_states * ops.cast(sentence_mask[:, :, None], sentence_states.dtype)
@@ -325,8 +325,10 @@ class HierarchicalEncoder(_HierarchyBase):
 
     def __init__(self, vocab_size, embedding_dim, word_units, sentence_units, bidirectional=False, **kwargs):
         super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
-        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", return_state=True)
-        self.sentence_rnn = _make_gru(sentence_units, self.bidirectional, "sentence_gru", return_state=True)
+        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", return_state=True, dtype=self.dtype_policy)
+        self.sentence_rnn = _make_gru(
+            sentence_units, self.bidirectional, "sentence_gru", return_state=True, dtype=self.dtype_policy
+        )
 
     def build(self, documents_shape):
         self._check_shape(documents_shape)
@@ -336,7 +338,7 @@ class HierarchicalEncoder(_HierarchyBase):
         self.sentence_rnn.build((batch, sentences, self.directions * self.word_units))
 
     def _last_state(self, rnn, inputs, mask, training):
-        results = rnn(inputs, mask=mask, training=training)
+        results = run_recurrent(rnn, inputs, mask, training=training)
         if self.bidirectional:
             states, forward_last, backward_last = results
             return states, ops.concatenate([forward_last, backward_last], axis=-1)
@@ -347,12 +349,12 @@ class HierarchicalEncoder(_HierarchyBase):
         """A dict with `document`, `sentence_states`, `sentence_vectors`, `sentence_mask`, `word_mask`."""
         embedded, flat_mask, word_mask, sentence_mask = self._fold(documents)
         _, flat_last = self._last_state(
-            self.word_rnn, embedded, runnable_mask(flat_mask), training
+            self.word_rnn, embedded, flat_mask, training
         )  # (batch*S, dirs*word_units): s_i = h^1_{iT_i}
         sentence_vectors = self._unfold(flat_last, documents)  # (batch, S, dirs*word_units)
         sentence_vectors = sentence_vectors * ops.cast(sentence_mask[:, :, None], sentence_vectors.dtype)
         sentence_states, document = self._last_state(
-            self.sentence_rnn, sentence_vectors, runnable_mask(sentence_mask), training
+            self.sentence_rnn, sentence_vectors, sentence_mask, training
         )  # (batch, S, D), (batch, D): s = h^2_K
         sentence_states = sentence_states * ops.cast(sentence_mask[:, :, None], sentence_states.dtype)
         # A document with no real sentence at all encodes to zeros.

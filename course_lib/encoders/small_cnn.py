@@ -53,11 +53,16 @@ class SmallCNNEncoder(keras.layers.Layer):
         for block, channels in enumerate(self.filters):
             for repeat in range(self.convs_per_block):
                 self.convolutions.append(
-                    keras.layers.Conv2D(channels, 3, padding="same", activation="relu", name=f"block{block + 1}_conv{repeat + 1}")
+                    keras.layers.Conv2D(channels, 3, padding="same", activation="relu", dtype=self.dtype_policy,
+                                        name=f"block{block + 1}_conv{repeat + 1}")
                 )
-        self.pool = keras.layers.MaxPooling2D(2)
-        self.fc = keras.layers.Dense(self.vector_dim, activation="relu", name="fc") if self.vector_dim else None
-        self.fc_dropout = keras.layers.Dropout(self.dropout)
+        self.pool = keras.layers.MaxPooling2D(2, dtype=self.dtype_policy)
+        self.fc = (
+            keras.layers.Dense(self.vector_dim, activation="relu", dtype=self.dtype_policy, name="fc")
+            if self.vector_dim
+            else None
+        )
+        self.fc_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
 
     def feature_grid(self, image_size):
         """`(H, W)` of the map for square images of side `image_size`."""

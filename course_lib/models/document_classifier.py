@@ -20,7 +20,7 @@ from course_lib.encoders.hierarchical import (
     document_masks,
 )
 from course_lib.layers.attention_pooling import AttentionPooling
-from course_lib.layers.masking import check_token_range
+from course_lib.layers.masking import check_token_range, run_recurrent
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
@@ -79,11 +79,9 @@ class FlatAttentionEncoder(keras.layers.Layer):
         shape = ops.shape(documents)
         flat_ids = ops.reshape(documents, (shape[0], -1))  # (batch, S*W)
         flat_mask = ops.reshape(word_mask, (shape[0], -1))  # (batch, S*W)
-        # Keep one step for an empty document so the GRU never sees a row with no step.
-        has_word = ops.any(flat_mask, axis=-1, keepdims=True)
-        first = ops.equal(ops.arange(ops.shape(flat_mask)[1]), 0)[None, :]
-        run_mask = ops.logical_or(flat_mask, ops.logical_and(ops.logical_not(has_word), first))
-        states = self.rnn(self.embedding(flat_ids), mask=run_mask, training=training)  # (batch, S*W, 2u)
+        # Each sentence's padding sits inside the flattened row; `run_recurrent` runs the GRU
+        # over the real words moved to the front (as cuDNN needs) and puts the states back.
+        states = run_recurrent(self.rnn, self.embedding(flat_ids), flat_mask, training=training)  # (batch, S*W, 2u)
         document, weights = self.attention(states, mask=flat_mask)  # (batch, 2u), (batch, S*W)
         return document, ops.reshape(weights, shape)
 
