@@ -95,3 +95,65 @@ def test_a_models_dtype_policy_reaches_the_cnn_and_the_plain_hierarchical_grus()
     plain = HierarchicalEncoder(VOCAB, 4, 5, 6, dtype="mixed_float16")
     for layer in (plain.word_rnn, plain.sentence_rnn):
         assert layer.dtype_policy.name == "mixed_float16", layer.name
+
+
+def test_bahdanau_attention_reads_the_keras_mask_that_values_carry():
+    """In a functional model the padding of `values` arrives as Keras's implicit mask, not as `mask=`."""
+    from course_lib.layers import BahdanauAttention
+
+    keras.utils.set_random_seed(0)
+    source = keras.Input((None,), dtype="int32")
+    query = keras.Input((6,))
+    values = keras.layers.GRU(6, return_sequences=True)(keras.layers.Embedding(10, 4, mask_zero=True)(source))
+    context, weights = BahdanauAttention(5)(query, values)
+    model = keras.Model([source, query], [context, weights])
+    tokens = np.array([[3, 4, 0, 0], [5, 6, 7, 8]], "int32")
+    _, weights = model([tokens, np.ones((2, 6), "float32")])
+    weights = np.asarray(weights)
+    assert np.all(weights[0, 2:] == 0.0), weights  # padding gets no weight
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
+
+
+def _small_seq2seq(seed=0):
+    keras.utils.set_random_seed(seed)
+    return Seq2Seq(12, 10, embedding_dim=4, units=6)
+
+
+def test_ensemble_generate_makes_the_checks_seq2seq_generate_makes():
+    from course_lib.decoding.ensemble import Ensemble
+
+    ensemble = Ensemble([_small_seq2seq(0), _small_seq2seq(1)])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        ensemble.generate(np.array([[5, -1, 7]], "int32"))  # -1 would read the last embedding row
+    with pytest.raises(ValueError, match="beam_width"):
+        ensemble.generate(np.array([[5, 6, 7]], "int32"), beam_width=9)  # 10 tokens - <pad> - <GO> = 8
+    with pytest.raises(ValueError, match="max_length"):
+        ensemble.generate(np.array([[5, 6, 7]], "int32"), max_length=2.5)
+
+
+def test_the_beam_search_cache_does_not_keep_a_model_alive():
+    import gc
+    import weakref
+
+    model = _small_seq2seq()
+    model.generate(np.array([[5, 6, 7]], "int32"), beam_width=2, max_length=3)
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None
+
+
+def test_greedy_decoding_refuses_a_fractional_max_length():
+    from course_lib.decoding.greedy import greedy_decode
+
+    model = _small_seq2seq()
+    model.build()
+    encoder_outputs, initial_state, source_mask = model.encode(np.array([[5, 6, 7]], "int32"))
+    memory = model.decoder.prepare_memory(encoder_outputs, initial_state, source_mask)
+    with pytest.raises(ValueError, match=r"max_length=0.5"):
+        greedy_decode(model.decoder, memory, model.decoder.start_state(initial_state), 1, 2, 0.5)
+
+
+def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
+    with pytest.raises(ValueError, match="Received: option=7"):
+        Seq2Seq(12, 10, attention=True, option=7)

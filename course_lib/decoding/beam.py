@@ -262,7 +262,11 @@ def beam_function(model, max_length, beam_width, length_penalty=1.0):
     key = (int(max_length), int(beam_width), float(length_penalty))
     functions = _COMPILED.setdefault(model, {})
     if key not in functions:
-        functions[key] = compile_once(lambda source: _model_beam(model, source, *key), [((None, None), "int32")])
+        # A weak reference: the cache must not keep the model (its key) alive.
+        model_ref = weakref.ref(model)
+        functions[key] = compile_once(
+            lambda source: _model_beam(model_ref(), source, *key), [((None, None), "int32")]
+        )
     return functions[key]
 
 

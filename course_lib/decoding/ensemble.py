@@ -17,6 +17,8 @@ import math
 
 from keras import ops
 
+from course_lib.layers.masking import check_token_range
+
 
 class EnsembleDecoder:
     """The decoder protocol (`prepare_memory`, `start_state`, `step`) over several decoders.
@@ -101,9 +103,15 @@ class Ensemble:
         return tuple(e[0] for e in encoded), tuple(e[1] for e in encoded), encoded[0][2]
 
     def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
-        from course_lib.decoding.beam import beam_search_model
+        from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count
 
+        first = self.models[0]
+        # The checks `Seq2Seq.generate` makes: an id outside the vocabulary would silently read
+        # another embedding row, and a beam wider than the vocabulary would fill up with padding.
+        check_token_range(source, first.source_vocab_size, "source")
+        check_beam_options(beam_width, length_penalty, first.target_vocab_size)
+        max_length = self.max_output_length if max_length is None else max_length
+        check_count(max_length, "max_length")
         for model in self.models:
             model.build()
-        max_length = self.max_output_length if max_length is None else int(max_length)
         return beam_search_model(self, source, max_length, beam_width, length_penalty)

@@ -1,8 +1,8 @@
 """Greedy decoding: feed back the most probable token until `<stop>`."""
 
-import numpy as np
 from keras import ops
 
+from course_lib.decoding.beam import check_count
 from course_lib.recurrence import scan
 
 
@@ -25,8 +25,8 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
         `(batch, max_length, src_len)` attention weights and the summed
         log-probability of each sequence `(batch,)`.
     """
-    if isinstance(max_length, (int, np.integer)) and max_length < 1:  # a tensor is checked by its caller
-        raise ValueError(f"`max_length` must be at least 1. Received: max_length={max_length}")
+    if not ops.is_tensor(max_length):  # a tensor is checked by its caller
+        check_count(max_length, "max_length")
     batch = ops.shape(start_state)[0]
     first_tokens = ops.full((batch,), start_id, dtype="int32")
     finished = ops.zeros((batch,), dtype="bool")

@@ -34,6 +34,9 @@ class BahdanauAttention(keras.layers.Layer):
             padding, which receives exactly zero weight. A row with no real
             position gives all-zero weights and a zero context, never NaN.
         projected_keys: optional output of `project_keys(values)`.
+        values_mask: the Keras mask that `values` carries (from an
+            `Embedding(mask_zero=True)` and a recurrent layer, say); Keras
+            passes it in by itself. Combined with `mask` when both are given.
 
     Returns:
         A tuple `(context, weights)`: `context` has shape `(batch, value_dim)`
@@ -100,7 +103,10 @@ class BahdanauAttention(keras.layers.Layer):
         # with a transpose computed at run time) XLA cannot differentiate inside the decoder's loop.
         return ops.einsum("...u,u->...", hidden, self.score_vector)  # (batch, [queries,] src_len)
 
-    def call(self, query, values, mask=None, projected_keys=None):
+    def call(self, query, values, mask=None, projected_keys=None, values_mask=None):
+        if values_mask is not None:
+            values_mask = ops.cast(values_mask, "bool")
+            mask = values_mask if mask is None else ops.logical_and(ops.cast(mask, "bool"), values_mask)
         self._check_inputs(query, values, mask)
         if projected_keys is not None and any(
             got is not None and want is not None and got != want
@@ -122,7 +128,7 @@ class BahdanauAttention(keras.layers.Layer):
             context = ops.einsum("bqs,bsd->bqd", weights, values)  # (batch, queries, value_dim)
         return context, weights
 
-    def compute_mask(self, query, values, mask=None, projected_keys=None):
+    def compute_mask(self, query, values, mask=None, projected_keys=None, values_mask=None):
         return None
 
     def compute_output_shape(self, query_shape, values_shape):

@@ -99,6 +99,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: conditional={conditional}, attention={attention}"
             )
         self.conditional = conditional
+        if option not in (1, 2):  # checked with attention too: the value is saved in the config
+            raise ValueError(f"`option` must be 1 or 2 (used by the plain decoder). Received: option={option}")
         if alignment_loss_weight < 0 or (alignment_loss_weight and not attention):
             raise ValueError(
                 "`alignment_loss_weight` must be >= 0, and supervises the attentional decoder only. "
