@@ -492,3 +492,53 @@ def test_a5_class_softmax_must_be_stable_for_check_and_hidden_test():
     assert _hidden_verdict("A5", name, class_probabilities=A5.class_probabilities)[0]
     # the ordinary test still passes the slip: only one half-point depends on stability
     assert _hidden_verdict("A5", "classify: 5 classes", class_probabilities=unstable_class_probabilities)[0]
+
+
+# -- A1 part 6: the keys are projected once (second review, 2 Dec 2026) --------------------------
+
+
+def _keys_every_step():
+    """A right answer that projects the keys again at every step, defined beside the reference parts
+    as a notebook would define it beside the student's own."""
+    namespace = {name: getattr(A1, name) for name in ("project_keys", "attention_scores", "apply_mask",
+                                                      "softmax", "context_vector")}
+    namespace["np"] = np
+    exec(  # noqa: S102
+        "def attend_over_steps(decoder_states, values, mask, U_att, W_att, v_att):\n"
+        "    contexts, all_weights = [], []\n"
+        "    for step in range(decoder_states.shape[1]):\n"
+        "        keys = project_keys(values, W_att)\n"
+        "        weights = softmax(apply_mask(attention_scores(decoder_states[:, step], keys, U_att, v_att), mask))\n"
+        "        contexts.append(context_vector(weights, values))\n"
+        "        all_weights.append(weights)\n"
+        "    return np.stack(contexts, axis=1), np.stack(all_weights, axis=1)\n",
+        namespace,
+    )
+    return namespace["attend_over_steps"]
+
+
+def test_attend_over_steps_check_counts_the_key_projections(capsys):
+    checks.check_attend_over_steps(A1.attend_over_steps)  # the reference projects once
+    assert "attend_over_steps: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match="called project_keys 3 time"):
+        checks.check_attend_over_steps(_keys_every_step())
+    assert A1.project_keys.__name__ == "project_keys"  # the counter was taken out again
+
+
+def test_a1_hidden_steps_test_counts_the_calls_of_project_keys():
+    assignment = _hidden("A1").ASSIGNMENT
+    test = next(t for t in assignment.tests if t.question == "steps")
+    inputs = test.inputs(np.random.default_rng(test.seed("A1")))
+    expected = test.expected(inputs)
+    assert test.judge(expected, expected, inputs, {"project_keys": 1}) == (True, "")
+    passed, reason = test.judge(expected, expected, inputs, {"project_keys": 5})
+    assert not passed and "`project_keys` was called 5 time(s) instead of 1" in reason
+
+
+@pytest.mark.parametrize("compare", ["allclose", "exact"])
+def test_a_function_that_returns_none_is_told_a_return_may_be_missing(compare):
+    from course_lib.grading.spec import allclose, exact
+
+    judge = allclose() if compare == "allclose" else exact(int)
+    passed, reason = judge(None, np.ones((4, 7)) if compare == "allclose" else 98432, {})
+    assert not passed and "returned None (is a `return` missing?)" in reason

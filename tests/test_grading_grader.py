@@ -28,6 +28,7 @@ EXPECTED_LOSSES = {
     "mask-ignored": {"mask"},
     "tanh-missing": {"score"},
     "keys-recomputed": {"steps"},
+    "keys-every-step": {"steps"},
     "infinite-loop": set(),
     "ignores-interrupt": set(),
     "raises-on-import": set(),
@@ -41,7 +42,7 @@ EXPECTED_LOSSES = {
     "writes-files": set(),
     "patches-everything": {"softmax"},
 }
-ZERO = ["untouched", "not-a-notebook", "truncated-json", "no-cells", "forges-results"]
+ZERO = ["untouched", "not-a-notebook", "truncated-json", "no-cells", "forges-results", "forges-run-report"]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +119,8 @@ def test_same_submission_twice_same_score(batch):
         ("os-exit", "stopped the kernel"),
         ("prints-megabytes", "printed too much output"),
         ("not-a-notebook", "not a Jupyter notebook"),
+        ("forges-run-report", "report was not in its usual form"),
+        ("keys-every-step", "`project_keys` was called 5 time(s) instead of 1"),
         ("truncated-json", "not a Jupyter notebook"),
         ("untouched", "not implemented yet"),
         ("softmax-wrong-axis", "values differ from the reference"),
@@ -422,3 +425,99 @@ def test_grade_help_shows_the_defaults():
     text = " ".join(root._subparsers._group_actions[0].choices["grade"].format_help().split())
     assert "(default: fast)" in text and "(default: 1)" in text
     assert "cell_timeout, notebook_timeout and memory_mb of the Assignment in hidden_tests/<id>.py" in text, text
+
+
+# -- second review of the grader (2 Dec 2026) --------------------------------------------------
+
+
+def _run_harvest(tmp_path, student_code, calls):
+    """Runs the harvest cell in a plain Python process after `student_code`, as a kernel would."""
+    import pickle
+    import subprocess
+    import sys
+
+    payload = {"setup": "", "references": {}, "tests": [
+        {"name": name, "call": call, "inputs": {}, "substitute": [], "timeout": 0.5} for name, call in calls]}
+    inputs_path, results_path = tmp_path / "inputs.pkl", tmp_path / "results.json"
+    inputs_path.write_bytes(pickle.dumps(payload))
+    script = tmp_path / "kernel.py"
+    script.write_text(student_code + "\n" + harvest.kernel_code(inputs_path, results_path))
+    finished = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
+    results, _ = harvest.read_results(results_path)
+    return finished.returncode, results
+
+
+RETRY_LOOP = """
+import time
+def slow():
+    while True:
+        try:
+            time.sleep(0.1)
+        except {caught}:
+            pass
+def quick():
+    return 42
+"""
+
+
+def test_a_call_that_catches_exception_cannot_swallow_its_time_limit(tmp_path):
+    code, results = _run_harvest(tmp_path, RETRY_LOOP.format(caught="Exception"),
+                                 [("slow", "student.slow()"), ("quick", "student.quick()")])
+    assert code == 0
+    assert results["slow"] == {"status": "timeout"}
+    assert results["quick"]["status"] == "ok"  # the tests after it still run
+
+
+def test_a_call_that_swallows_every_stop_is_recorded_as_timed_out_and_ends_the_kernel(tmp_path):
+    code, results = _run_harvest(tmp_path, RETRY_LOOP.format(caught="BaseException"),
+                                 [("slow", "student.slow()"), ("quick", "student.quick()")])
+    assert code != 0  # the runner restarts a dead kernel and the harvest resumes after "slow"
+    assert results == {"slow": {"status": "timeout"}}
+
+
+def test_damaged_cells_are_refused_or_ignored_with_a_plain_reason(tmp_path):
+    import json
+
+    cells = [{"cell_type": "code", "id": "c1", "source": "x = 1", "metadata": {"tags": 5}, "outputs": [],
+              "execution_count": None}]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "tags.ipynb"
+    path.write_text(json.dumps(notebook))
+    read, reason = grader.read_submission(path)
+    assert reason == "" and read.cells[0]["metadata"]["tags"] == []  # damaged tags are ignored
+    cells[0].update(source=5, metadata={})
+    path.write_text(json.dumps(notebook))
+    read, reason = grader.read_submission(path)
+    assert read is None and reason == "the notebook is damaged: the text of cell 1 is a int, not text"
+
+
+def test_a_malformed_run_report_is_refused():
+    good = {"cells": {"3": {"status": "error", "error": {"ename": "ValueError", "evalue": "no"}}}, "notes": ["n"],
+            "harvest": None}
+    assert grader.well_formed_report(good)
+    for bad in ({"cells": {"x": {}}}, {"cells": {"3": "ok"}}, {"cells": {}, "notes": "text"},
+                {"cells": {"3": {"error": {"ename": 1}}}}, [], {"cells": {}, "harvest": 3}):
+        assert not grader.well_formed_report(bad), bad
+
+
+def test_the_submission_during_which_the_hidden_tests_changed_is_named(tmp_path):
+    import nbformat
+
+    tests_dir = tmp_path / "hidden"
+    tests_dir.mkdir()
+    hidden = tests_dir / "A1.py"
+    hidden.write_text((REPOSITORY_ROOT / "hidden_tests" / "A1.py").read_text())
+    notebook = nbformat.read(SOLUTION, as_version=4)
+    notebook.cells.insert(3, nbformat.v4.new_code_cell(f"open({str(hidden)!r}, 'a').write('# edited\\n')"))
+    editor, honest = tmp_path / "editor.ipynb", tmp_path / "honest.ipynb"
+    nbformat.write(notebook, editor)
+    honest.write_bytes(SOLUTION.read_bytes())
+    lines = []
+    results = grader.grade("A1", [editor, honest], tests_dir=tests_dir, jobs=1, cell_timeout=8, memory_mb=2048,
+                           progress=lines.append)
+    by_name = {result.name: result for result in results}
+    assert any("files changed while this submission ran" in note for note in by_name["editor"].notes)
+    assert not any("files changed" in note for note in by_name["honest"].notes)
+    assert [line for line in lines if line.startswith("WARNING")] == [
+        "WARNING: editor: the grader's or the hidden tests' files changed while this submission ran; "
+        "check them and regrade"]

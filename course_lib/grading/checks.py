@@ -240,7 +240,31 @@ def check_attend_over_steps(attend_over_steps):
     if moved != [1]:
         _fail(f"changing only decoder_states[:, 1] changed the weights of steps {moved}, expected step 1 alone: "
               "step t attends with decoder_states[:, t].")
+    made = _calls_made(attend_over_steps, "project_keys",
+                       lambda: attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"]))
+    if made is not None and made != 1:
+        _fail(f"attend_over_steps called project_keys {made} time(s) for 3 decoder steps: call it once, before the "
+              "loop. W_att h_j does not depend on the step, so it is computed once per source sentence.")
     _passed("attend_over_steps")
+
+
+def _calls_made(function, name, run):
+    """How many times `run()` calls the global `name` of `function`'s notebook (None when there is none)."""
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(namespace, dict) or not callable(namespace.get(name)):
+        return None
+    original, count = namespace[name], [0]
+
+    def counted(*args, **kwargs):
+        count[0] += 1
+        return original(*args, **kwargs)
+
+    namespace[name] = counted
+    try:
+        run()
+    finally:
+        namespace[name] = original
+    return count[0]
 
 
 _SHAPE_HINTS = {

@@ -174,6 +174,14 @@ def _forged_dump(results, handle, *args, **kwargs):
 json.dump = _forged_dump
 """
 
+FORGE_RUN_REPORT = """
+# overwrites the runner's report with one the grader cannot read, then stops the runner
+import json, os, signal
+with open("../private/run.json", "w") as handle:
+    json.dump({"cells": {"x": {"status": "ok"}}}, handle)
+os.kill(os.getppid(), signal.SIGKILL)
+"""
+
 FAULTS = {
     "infinite-loop": ("a cell that never ends", _insert("while True:\n    pass")),
     "ignores-interrupt": (
@@ -194,6 +202,7 @@ FAULTS = {
     "no-cells": ("every cell deleted", _no_cells),
     "patches-everything": ("a wrong answer, with numpy, assert, the checks and keras patched", None),
     "forges-results": ("rewrites the hidden tests' results file", _insert(FORGE_RESULTS, position=3)),
+    "forges-run-report": ("writes a malformed run report and kills its runner", _insert(FORGE_RUN_REPORT, position=3)),
 }
 
 # Per-assignment specifics of the generic faults, and wrong answers in one part.
@@ -218,6 +227,11 @@ WRONG_PARTS = {
             "recomputes the keys inside the loop with the wrong matrix",
             _replace("scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)",
                      "keys = project_keys(values, U_att)\n        scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)"),
+        ),
+        "keys-every-step": (
+            "projects the keys (rightly) again at every step instead of once",
+            _replace("scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)",
+                     "keys = project_keys(values, W_att)\n        scores = attention_scores(decoder_states[:, step], keys, U_att, v_att)"),
         ),
     },
     "A2": {

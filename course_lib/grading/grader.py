@@ -152,7 +152,19 @@ def read_submission(path):
         return None, f"not a Jupyter notebook ({type(error).__name__}: {one_line(error, 200)})"
     if not isinstance(notebook.get("cells"), list):
         return None, "not a Jupyter notebook (no list of cells)"
-    for cell in notebook.cells:
+    for number, cell in enumerate(notebook.cells, start=1):
+        if not isinstance(cell, dict):
+            return None, f"not a Jupyter notebook (cell {number} is a {type(cell).__name__}, not a cell)"
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            cell["source"] = source = "".join(source)
+        if not isinstance(source, str):
+            return None, f"the notebook is damaged: the text of cell {number} is a {type(source).__name__}, not text"
+        if not isinstance(cell.get("metadata"), dict):
+            cell["metadata"] = {}
+        tags = cell["metadata"].get("tags", [])
+        if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+            cell["metadata"]["tags"] = []  # damaged tags are ignored rather than failing the run
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
@@ -249,6 +261,10 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
     except (OSError, ValueError):
         tail = (stderr or b"").decode(errors="replace").strip().splitlines()[-3:]
         notes.append("the notebook runner did not finish" + (f": {' / '.join(tail)}" if tail else ""))
+    if report is not None and not well_formed_report(report):
+        report = None
+        notes.append("the notebook runner's report was not in its usual form (a submission can write to it); "
+                     "the notes on the run are left out")
     results, reason = (None, "no hidden tests were run")
     if inputs_path:
         results, reason = harvest.read_results(results_path)
@@ -314,7 +330,8 @@ def score_tests(assignment, expected, inputs, results):
         elif outcome.get("status") == "ok":
             got = harvest.decode(outcome.get("value"))
             try:
-                passed, reason = test.judge(got, expected[test.name], inputs[test.name])
+                calls = outcome.get("calls") if isinstance(outcome.get("calls"), dict) else {}
+                passed, reason = test.judge(got, expected[test.name], inputs[test.name], calls)
             except Exception as error:  # a malformed answer must not stop the batch
                 passed, reason = False, f"the answer could not be checked ({type(error).__name__})"
             if passed:
@@ -480,6 +497,28 @@ def write_feedback(assignment, results, directory):
 # -- the batch ----------------------------------------------------------------------
 
 
+def well_formed_report(report):
+    """Whether the runner's report has the form `run_notes` and `cell_statuses` read.
+
+    The report is a file in the submission's folder, so the submission's own
+    code can overwrite it; a malformed one must not stop the batch.
+    """
+    if not isinstance(report, dict) or not isinstance(report.get("cells", {}), dict):
+        return False
+    for index, cell in report.get("cells", {}).items():
+        if not (isinstance(index, str) and index.isdigit() and isinstance(cell, dict)):
+            return False
+        error = cell.get("error")
+        if error is not None and not (
+            isinstance(error, dict) and all(isinstance(error.get(key), str) for key in ("ename", "evalue"))
+        ):
+            return False
+    notes = report.get("notes", [])
+    if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        return False
+    return report.get("harvest") is None or isinstance(report["harvest"], dict)
+
+
 def _fingerprint(paths):
     digest = hashlib.sha256()
     for path in paths:
@@ -547,7 +586,7 @@ def grade(
     protected = sorted(Path(__file__).parent.glob("*.py")) + [
         p for p in (Path(tests_dir) if tests_dir else REPOSITORY_ROOT / "hidden_tests").glob("*.py")
     ]
-    fingerprint = _fingerprint(protected)
+    fingerprint = [_fingerprint(protected)]
     names = _unique_names(submissions)
     batch_dir = Path(tempfile.mkdtemp(prefix="course-grading-"))
     inputs_path = batch_dir / "inputs.pkl"
@@ -559,41 +598,61 @@ def grade(
     started = time.monotonic()
     wall_started = time.time() - 1
 
+    def grade_submission(path, name, begin):
+        notebook, reason = read_submission(path)
+        if notebook is None:
+            return summarize(assignment, name, path, score_tests(assignment, expected, inputs, None),
+                             f"not graded: {reason}", [reason], time.monotonic() - begin)
+        try:
+            report, harvested, notes = run_submission(notebook, batch_dir, settings, inputs_path)
+        except Exception as error:  # one submission must never stop the batch
+            report, harvested, notes = None, None, [f"grading failed: {type(error).__name__}: {error}"]
+        outcomes = score_tests(assignment, expected, inputs, harvested)
+        notes = run_notes(report, notebook, handed_out) + notes
+        status = "graded" if harvested is not None else "graded: hidden tests not run"
+        if harvested is not None and any(not isinstance(harvested.get(t.name), dict) for t in assignment.tests):
+            status = "graded: some hidden tests not run"
+        result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
+        result.cells = cell_statuses(report)
+        return result
+
     def grade_one(index):
         path, name = submissions[index], names[index]
         begin = time.monotonic()
-        notebook, reason = read_submission(path)
-        if notebook is None:
+        try:
+            result = grade_submission(path, name, begin)
+        except Exception as error:  # whatever went wrong, the batch goes on
+            reason = f"grading failed: {type(error).__name__}: {one_line(error, 200)}"
             result = summarize(assignment, name, path, score_tests(assignment, expected, inputs, None),
                                f"not graded: {reason}", [reason], time.monotonic() - begin)
-        else:
-            try:
-                report, harvested, notes = run_submission(notebook, batch_dir, settings, inputs_path)
-            except Exception as error:  # one submission must never stop the batch
-                report, harvested, notes = None, None, [f"grading failed: {type(error).__name__}: {error}"]
-            outcomes = score_tests(assignment, expected, inputs, harvested)
-            notes = run_notes(report, notebook, handed_out) + notes
-            status = "graded" if harvested is not None else "graded: hidden tests not run"
-            if harvested is not None and any(not isinstance(harvested.get(t.name), dict) for t in assignment.tests):
-                status = "graded: some hidden tests not run"
-            result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
-            result.cells = cell_statuses(report)
-        results[index] = result
         with lock:
+            now = _fingerprint(protected)
+            if now != fingerprint[0]:
+                # Kernels run as the grader's user: one can edit the grader's or the hidden tests'
+                # files, and every later submission's runner would load the edited ones.
+                fingerprint[0] = now
+                warning = ("the grader's or the hidden tests' files changed while this submission "
+                           f"ran{' (or one graded beside it)' if jobs > 1 else ''}; check them and regrade")
+                result.notes.append(warning)
+                progress(f"WARNING: {name}: {warning}")
+            results[index] = result
             done[0] += 1
             progress(
                 f"[{done[0]}/{len(submissions)}] {name}: {_number(result.total)}/{_number(result.max_total)}"
                 f" ({result.status}, {result.seconds:.1f} s)"
             )
+            # Written as the batch goes, so a batch that is stopped keeps what it finished.
+            finished = [r for r in results if r is not None]
+            if out:
+                write_csv(assignment, finished, out)
+            if feedback_dir:
+                write_feedback(assignment, [result], feedback_dir)
 
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(grade_one, range(len(submissions))))
     finally:
         shutil.rmtree(batch_dir, ignore_errors=True)
-    if _fingerprint(protected) != fingerprint:
-        progress("WARNING: the grader's or the hidden tests' files changed during grading; "
-                 "this batch used the versions loaded before it started. Check them.")
     if out:
         write_csv(assignment, results, out)
     if feedback_dir:

@@ -62,6 +62,9 @@ class Test:
             that replace the student's own while this test runs, so that a
             composite part is scored on its own and a broken helper is not
             counted twice.
+        calls: `{name: count}`: how many times the call must use each
+            substituted function (e.g. `{"project_keys": 1}`: the keys are
+            projected once, not at every step). The kernel counts the calls.
         timeout: seconds allowed for the call in the kernel.
     """
 
@@ -73,14 +76,23 @@ class Test:
     expected: Callable = lambda inputs: None
     compare: Callable = None
     substitute: tuple = ()
+    calls: dict = field(default_factory=dict)
     timeout: float = 20.0
 
     def seed(self, assignment_id):
         return zlib.crc32(f"{assignment_id}/{self.name}".encode())
 
-    def judge(self, got, expected, inputs):
-        """`(passed, reason)` for the value `got`: `compare`, or `allclose()` when none is set."""
-        return (self.compare or allclose())(got, expected, inputs)
+    def judge(self, got, expected, inputs, calls=None):
+        """`(passed, reason)` for the value `got`: `compare` (or `allclose()`), then the call counts."""
+        passed, reason = (self.compare or allclose())(got, expected, inputs)
+        if not passed:
+            return passed, reason
+        for name, wanted in self.calls.items():
+            made = (calls or {}).get(name, 0)
+            if made != wanted:
+                return False, (f"the right values, but `{name}` was called {made} time(s) instead of {wanted}: "
+                               "use it as the task says (once, not at every step)")
+        return True, ""
 
 
 @dataclass
@@ -130,6 +142,12 @@ class Assignment:
                     raise ValueError(
                         f"Test {test.name!r} substitutes {name!r}, which is not in `references`. "
                         f"Received references: {sorted(self.references)}"
+                    )
+            for name in test.calls:
+                if name not in test.substitute:
+                    raise ValueError(
+                        f"Test {test.name!r} counts the calls of {name!r}, which only a substituted function "
+                        f"can be. Received: substitute={tuple(test.substitute)}"
                     )
         for question_id in question_ids:
             if not any(t.question == question_id for t in self.tests):
@@ -197,7 +215,14 @@ def allclose(rtol=1e-4, atol=1e-6, names=None):
     return compare
 
 
+def _returned_nothing(label):
+    """The reason for a function that returned None where a value was due (a `return` left out)."""
+    return f"{label}: the function returned None (is a `return` missing?)"
+
+
 def _compare(got, expected, rtol, atol, names, label):
+    if got is None and expected is not None:
+        return False, _returned_nothing(label)
     if isinstance(expected, (tuple, list)) and not _is_numeric_sequence(expected):
         if not isinstance(got, (tuple, list)):
             return False, f"{label}: expected a tuple of {len(expected)} values, got {_describe(got)}"
@@ -279,6 +304,8 @@ def exact(compare_as=None):
     """
 
     def compare(got, expected, inputs):
+        if got is None and expected is not None:
+            return False, _returned_nothing("result")
         if compare_as is int and not is_whole_number(got):
             return False, f"result: expected a whole number, got {_describe(got)}"
         if compare_as in (set, frozenset, tuple, list) and isinstance(got, (str, bytes, dict)):
