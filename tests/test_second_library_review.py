@@ -157,3 +157,52 @@ def test_greedy_decoding_refuses_a_fractional_max_length():
 def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
     with pytest.raises(ValueError, match="Received: option=7"):
         Seq2Seq(12, 10, attention=True, option=7)
+
+
+@pytest.mark.parametrize("encoder", ["han", "plain"])
+def test_a_document_classifiers_hierarchical_encoder_is_built_and_counted(encoder):
+    from course_lib.models.document_classifier import DocumentClassifier
+
+    model = DocumentClassifier(VOCAB, 3, encoder=encoder, embedding_dim=4, word_units=5, sentence_units=6)
+    model(_documents())
+    assert model.encoder.built
+    assert model.encoder.count_params() + model.classifier.count_params() == model.count_params()
+    assert all(weight.path.startswith(f"{model.name}/encoder/") for weight in model.encoder.weights)
+
+
+def test_the_dialog_models_context_encoder_is_built():
+    from course_lib.models.dialog import HierarchicalDialogModel
+
+    model = HierarchicalDialogModel(VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)
+    model.build()
+    assert model.encoder.built and model.encoder.count_params() > 0
+
+
+def _teacher_forced_pass(kind):
+    """A fresh model of `kind` and a function running its teacher-forced pass on fixed inputs."""
+    from course_lib.models.dialog import HierarchicalDialogModel
+
+    keras.utils.set_random_seed(0)
+    if kind == "seq2seq":
+        model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+        return model, lambda m: m.forward(np.array([[5, 6, 7]], "int32"), np.array([[1, 4]], "int32"))
+    if kind == "captioner":
+        model = ImageCaptioner(12, decoder="attention", image_size=16, cnn_filters=(4, 8), embedding_dim=4, units=6)
+        images = np.random.default_rng(0).uniform(0, 255, (1, 16, 16, 3)).astype("float32")
+        return model, lambda m: m.forward({"image": images, "target_in": np.array([[1, 4]], "int32")})
+    model = HierarchicalDialogModel(VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)
+    return model, lambda m: m.forward(_documents()[:1], np.array([[1, 4]], "int32"))
+
+
+@pytest.mark.parametrize("kind", ["seq2seq", "captioner", "dialog"])
+def test_a_model_run_only_through_forward_saves_without_the_unbuilt_warning(kind, tmp_path):
+    import warnings
+
+    model, forward = _teacher_forced_pass(kind)
+    logits, _ = forward(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.save(tmp_path / "model.keras")
+    assert not [w for w in caught if "not yet been built" in str(w.message)]
+    reloaded = keras.models.load_model(tmp_path / "model.keras")
+    np.testing.assert_allclose(np.asarray(forward(reloaded)[0]), np.asarray(logits), atol=1e-5)

@@ -20,6 +20,16 @@ class BuiltByExample:
         self.build_by_example()
         self.built = True
 
+    def mark_built(self, outputs):
+        """Returns `outputs` of a pass run outside `__call__` (`forward`), marking the model built.
+
+        Such a pass creates every weight, as `build()` would, but only
+        `__call__` sets `built`; a model left unbuilt makes `save` warn that it
+        may hold no weights.
+        """
+        self.built = True
+        return outputs
+
     def get_build_config(self):
         return {"built": True}
 

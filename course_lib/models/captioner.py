@@ -223,7 +223,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self._check_inputs(inputs)
         locations, vector = self.encode(inputs, training=training)
         encoder_outputs, initial_state = self.decoder_inputs(locations, vector)
-        return self.decoder(inputs["target_in"], encoder_outputs, initial_state, training=training)
+        return self.mark_built(self.decoder(inputs["target_in"], encoder_outputs, initial_state, training=training))
 
     def call(self, inputs, training=None):
         logits, _ = self.forward(inputs, training=training)

@@ -70,6 +70,8 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
 
     def encode(self, context, training=None):
         """Returns `(utterance_states, s_0, utterance_mask, encoded)`."""
+        if not self.encoder.built:  # `encode` bypasses the encoder's `__call__`, which would build it
+            self.encoder.build(tuple(context.shape))
         encoded = self.encoder.encode(context, training=training)
         initial_state = self.bridge(encoded["document"])  # (batch, units)
         return encoded["sentence_states"], initial_state, encoded["sentence_mask"], encoded
@@ -77,7 +79,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
     def forward(self, context, target_in, training=None):
         """Teacher-forced pass: `(logits, alignments over utterances)`."""
         states, initial_state, mask, _ = self.encode(context, training)
-        return self.decoder(target_in, states, initial_state, source_mask=mask, training=training)
+        return self.mark_built(self.decoder(target_in, states, initial_state, source_mask=mask, training=training))
 
     def call(self, inputs, training=None):
         if not isinstance(inputs, dict) or "context" not in inputs or "target_in" not in inputs:

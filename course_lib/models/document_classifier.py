@@ -181,6 +181,8 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         if self.encoder_kind == "flat":
             document, word_weights = self.encoder(documents, training=training)
             return {"document": document, "word_weights": word_weights}
+        if not self.encoder.built:  # `encode` bypasses the encoder's `__call__`, which would build it
+            self.encoder.build(tuple(documents.shape))
         encoded = self.encoder.encode(documents, training=training)
         return {k: v for k, v in encoded.items() if k in ("document", "sentence_weights", "word_weights")}
 

@@ -154,7 +154,9 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         """Teacher-forced pass; returns `(logits, alignments)`."""
         check_same_batch(source=source, target_in=target_in)
         encoder_outputs, initial_state, source_mask = self.encode(source, training)
-        return self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
+        return self.mark_built(
+            self.decoder(target_in, encoder_outputs, initial_state, source_mask=source_mask, training=training)
+        )
 
     def call(self, inputs, training=None):
         if _sources_only(inputs):  # `predict(source)` on any backend: greedy tokens (batch, max_output_length)
