@@ -87,11 +87,14 @@ def install_target(root=ROOT):
 
 def setup_cell_source(root=ROOT):
     """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing."""
+    target = install_target(root)
     return (
         f"{SETUP_MARKER} (or any machine without course_lib) this installs the course library.\n"
         "import importlib.util, subprocess, sys\n"
         "if importlib.util.find_spec(\"course_lib\") is None:\n"
-        f"    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{install_target(root)}\"], check=True)"
+        f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
+        "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
+        "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")"
     )
 
 

@@ -107,3 +107,14 @@ def test_a_notebook_without_a_set_up_cell_is_left_alone(tmp_path):
     nbformat.write(notebook, path)
     assert course_repository.setup_cell(notebook) is None
     assert course_repository.refresh_setup_cells([path], ROOT) == []
+
+
+def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
+    """Offline (or with the repository unreachable) the cell stops with a plain message, not a traceback of pip."""
+    import importlib.util
+    import subprocess
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
+    monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 1))
+    with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -e \.` there instead"):
+        exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
