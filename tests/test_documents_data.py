@@ -85,3 +85,11 @@ def test_csv_loader(tmp_path):
         load_csv_documents(bad)
     with pytest.raises(ValueError, match="not among the classes"):
         load_csv_documents(path, class_names=("sport",))
+
+
+def test_a_csv_with_a_byte_order_mark_reads_its_header_as_a_header(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("label,text\nsport,The match ended late.\ntech,A new phone came out.\n".encode("utf-8-sig"))
+    documents = load_csv_documents(path)
+    assert list(documents.class_names) == ["sport", "tech"]  # not '\ufefflabel' as a third class
+    assert len(documents.texts) == 2

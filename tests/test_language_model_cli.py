@@ -12,3 +12,17 @@ def test_cli_trains_and_saves(tmp_path, capsys):
     assert "validation perplexity" in output and "unigram baseline" in output
     reloaded = keras.models.load_model(path)
     assert reloaded.output_shape[-1] > 4
+
+
+def test_steps_not_a_multiple_of_ten_are_all_trained_and_a_second_save_says_it_replaced(tmp_path, capsys):
+    from course_lib.tasks.language_model import default_settings, train_language_model
+
+    settings = {**default_settings(), "steps": 25, "units": 8, "embedding_dim": 4}
+    result = train_language_model("rnn", settings=settings)
+    assert result["steps"] == 25  # 24 before: ten reports of 2 steps and no room for the last 5
+    assert len(result["losses"]) == 13  # 12 reports of 2 steps, then one of 1
+    path = tmp_path / "lm.keras"
+    for _ in range(2):
+        assert main(["train", "language-model", "--cell", "rnn", "--steps", "3", "--save", str(path)]) == 0
+    output = capsys.readouterr().out
+    assert f"saved {path}" in output and f"replaced the earlier model in {path}" in output

@@ -101,3 +101,12 @@ def test_load_rejects_other_files(tmp_path):
 def test_vocabulary_must_start_with_special_tokens():
     with pytest.raises(ValueError, match="start with"):
         Vocabulary(["a", "b"])
+
+
+def test_control_tokens_written_in_text_are_unknown_words_not_control_ids():
+    vocabulary = Vocabulary.from_texts(["the cat <stop> sat", "a <pad> dog", "an <unk> word"])
+    ids = vocabulary.encode(["the cat <stop> sat", "a <pad> dog", "an <unk> word <GO>"], add_stop=True)
+    assert ids[0].tolist() == vocabulary.lookup(["the", "cat"]) + [UNK] + vocabulary.lookup(["sat"]) + [STOP]
+    assert ids[1].tolist()[:4] == vocabulary.lookup(["a"]) + [UNK] + vocabulary.lookup(["dog"]) + [STOP]
+    assert ids[2].tolist() == vocabulary.lookup(["an"]) + [UNK] + vocabulary.lookup(["word"]) + [UNK, STOP]
+    assert vocabulary.decode(ids[0]) == "the cat <unk> sat"  # not cut at the literal <stop>

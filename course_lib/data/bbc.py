@@ -20,10 +20,14 @@ FALLBACK_ENCODING = "latin-1"
 
 
 def read_text(path):
-    """Returns `(text, used_fallback)`: UTF-8 if the bytes decode, else Latin-1."""
+    """Returns `(text, used_fallback)`: UTF-8 if the bytes decode, else Latin-1.
+
+    A UTF-8 byte-order mark (Excel's "CSV UTF-8" starts with one) is dropped:
+    kept, it would glue itself to the first header or title.
+    """
     data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8"), False
+        return data.decode("utf-8-sig"), False
     except UnicodeDecodeError:
         return data.decode(FALLBACK_ENCODING), True
 

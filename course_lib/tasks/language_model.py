@@ -5,7 +5,8 @@ Used by `notebooks/01_language_model.ipynb` and by the command line:
     course-lib train language-model --cell gru --steps 300
 """
 
-import time
+import math
+import os
 
 import numpy as np
 
@@ -49,16 +50,18 @@ def batches(split, batch_size, seed=0):
 def train_language_model(cell="gru", train=None, valid=None, settings=None, seed=0, verbose=0):
     """Trains one language model; returns a dict with the layer and its figures.
 
-    Keys: `layer`, `cell`, `parameters`, `seconds`, `losses` (the mean
-    training loss over each tenth of the run), `report_every` (the steps in
-    one tenth: loss `i` covers the steps up to `(i + 1) * report_every`),
-    `valid_perplexity`, `unigram_perplexity`.
+    Keys: `layer`, `cell`, `parameters`, `seconds`, `steps`, `losses` (the mean
+    training loss over each tenth of the run, `report_every` steps, and over
+    the last few steps when `steps` is not a multiple of ten),
+    `report_every` (loss `i` covers the steps up to `(i + 1) * report_every`),
+    `valid_perplexity`, `unigram_perplexity`. Exactly `settings["steps"]`
+    steps are trained.
     """
     import keras
 
     from course_lib.losses import MaskedTokenLoss
     from course_lib.models.language_model import RNNLanguageModel
-    from course_lib.training.fit import build_before_fit, steps_per_execution_for
+    from course_lib.training.fit import fit_steps, steps_per_execution_for
 
     settings = {**default_settings(), **(settings or {})}
     for key in ("steps", "batch_size", "units", "embedding_dim"):
@@ -72,26 +75,23 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
         start_id=char_corpus.GO, stop_id=char_corpus.STOP, pad_id=char_corpus.PAD, name=f"{cell}_lm",
     )
     model = layer.training_model()
-    report_every = max(1, settings["steps"] // 10)
+    steps = int(settings["steps"])
+    report_every = max(1, steps // 10)
     model.compile(
         optimizer=keras.optimizers.Adam(settings["learning_rate"], clipnorm=1.0),
         loss=MaskedTokenLoss(pad_id=char_corpus.PAD),
-        steps_per_execution=steps_per_execution_for(report_every, 25),
+        # A divisor of both the report interval and the last, shorter report: every step asked for is trained.
+        steps_per_execution=steps_per_execution_for(math.gcd(report_every, steps % report_every), 25),
         jit_compile=training_jit_compile(),
     )
     dataset = _as_dataset(batches(train, settings["batch_size"], seed=seed))
-    start = time.perf_counter()
-    build_before_fit(model, dataset)
-    history = model.fit(
-        dataset, epochs=max(1, settings["steps"] // report_every),
-        steps_per_epoch=report_every, verbose=verbose, shuffle=False,  # the stream is shuffled already
-    )
-    seconds = time.perf_counter() - start
+    history, seconds = fit_steps(model, dataset, steps, report_every=report_every, verbose=verbose)
     return {
         "layer": layer,
         "cell": cell,
         "parameters": layer.count_params(),
         "seconds": seconds,
+        "steps": int(model.optimizer.iterations),  # the optimizer's count: the steps really trained
         "losses": history.history["loss"],
         "report_every": report_every,
         "valid_perplexity": evaluate_perplexity(layer, valid),
@@ -137,9 +137,9 @@ def _train_command(args):
     for line in sample_text(result["layer"], num_samples=3, temperature=0.7, seed=args.seed):
         print("  sample:", line)
     if args.save:
-        model = result["layer"].training_model()
-        model.save(args.save)
-        print("saved", args.save)
+        replaced = os.path.exists(args.save)
+        result["layer"].training_model().save(args.save)
+        print(("replaced the earlier model in " if replaced else "saved ") + str(args.save))
     return 0
 
 

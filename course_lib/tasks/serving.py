@@ -15,7 +15,7 @@ white-space-only input string gives an empty output string.
 
 import os
 
-from course_lib.text.vocabulary import GO, PAD, STOP, UNK
+from course_lib.text.vocabulary import CONTROL_IDS, GO, PAD, STOP, UNK
 
 
 def _string_module_class():
@@ -35,9 +35,12 @@ def _string_module_class():
             self.source_settings = (source_vocab.level, source_vocab.lowercase,
                                     source_vocab.split_punctuation, source_vocab.form)
             self.separator = target_vocab.separator
+            # As `Vocabulary.lookup`: the control tokens written as text are unknown words.
+            first_text_id = len(CONTROL_IDS)
             self.source_table = tf.lookup.StaticHashTable(
                 tf.lookup.KeyValueTensorInitializer(
-                    tf.constant(source_vocab.tokens), tf.range(len(source_vocab), dtype=tf.int64)
+                    tf.constant(source_vocab.tokens[first_text_id:]),
+                    tf.range(first_text_id, len(source_vocab), dtype=tf.int64),
                 ),
                 default_value=UNK,
             )

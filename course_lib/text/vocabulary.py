@@ -21,6 +21,9 @@ from course_lib.text.tokenize import check_level, tokenize
 
 PAD, GO, STOP, UNK = 0, 1, 2, 3
 SPECIAL_TOKENS = ("<pad>", "<GO>", "<stop>", "<unk>")
+# Ids that only the code writes. Text that happens to contain "<stop>" or "<pad>" is not cut short or
+# padded by it: `lookup` reads these three as unknown words. (A literal "<unk>" stays `<unk>`.)
+CONTROL_IDS = (PAD, GO, STOP)
 FORMAT_VERSION = 1
 
 
@@ -99,8 +102,10 @@ class Vocabulary:
         return tokenize(texts, self.level, self.lowercase, self.split_punctuation, self.form)
 
     def lookup(self, tokens):
-        """Token strings to ids; unknown tokens give `<unk>` (3)."""
-        return [self.index.get(token, UNK) for token in tokens]
+        """Token strings to ids; unknown tokens, and the control tokens `<pad>`, `<GO>` and `<stop>`
+        written as text, give `<unk>` (3)."""
+        ids = [self.index.get(token, UNK) for token in tokens]
+        return [UNK if i in CONTROL_IDS else i for i in ids]
 
     def encode(self, texts, add_go=False, add_stop=False, allow_empty=False, length=None):
         """Encodes texts to a padded `(batch, max_len)` int32 array.
