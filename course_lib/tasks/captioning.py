@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
-from course_lib.data.captions import caption_arrays, caption_vocabulary
+from course_lib.data.captions import caption_arrays, caption_vocabulary, tokenize_caption
 from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
-from course_lib.text.vocabulary import Vocabulary
+from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK, Vocabulary
 from course_lib.training.profiles import current_profile
 
 SETTINGS = {
@@ -278,22 +278,58 @@ def generate_captions(model, vocabulary, inputs, beam_width=1, max_length=None):
     return captions, [c.split() for c in captions], outputs["alignments"]
 
 
+# What a generated `<unk>` becomes before BLEU. sacrebleu's 13a tokeniser would split
+# "<unk>" into the three tokens "< unk >": a longer hypothesis, and an "unk" that
+# could even match a reference word. Dropping it would hide the miss and shorten
+# the caption. One upper-case word is one token that never matches a reference,
+# whose words are lower-cased by `tokenize_caption`: `<unk>` counts as one wrong word.
+UNK_FOR_BLEU = "UNK"
+
+
+def bleu_hypothesis(caption):
+    """A generated caption as BLEU sees it: its words, each `<unk>` as the single word `UNK_FOR_BLEU`."""
+    return " ".join(UNK_FOR_BLEU if word == SPECIAL_TOKENS[UNK] else word for word in caption.split())
+
+
+def bleu_reference(caption):
+    """A reference caption cleaned the way training captions are (`tokenize_caption`): lower-case, no punctuation.
+
+    >>> bleu_reference("A dog runs, in the park .")
+    'a dog runs in the park'
+    """
+    return " ".join(tokenize_caption(caption))
+
+
+def score_captions(captions, references, max_order=4):
+    """Corpus BLEU-1..`max_order` (0-100) of generated captions against all references of each image.
+
+    The model writes lower-case words without punctuation, so the references
+    (e.g. Flickr8k's "A dog runs .") are cleaned the same way first
+    (`bleu_reference`); sacrebleu is case-sensitive and would otherwise never
+    match "a" with "A". A generated `<unk>` counts as one wrong word
+    (`bleu_hypothesis`). The score itself is `metrics.captioning.caption_bleu`.
+    """
+    from course_lib.metrics.captioning import _caption_list, caption_bleu
+
+    hypotheses = [bleu_hypothesis(c) for c in _caption_list(captions, "captions")]
+    cleaned = [[bleu_reference(r) for r in _caption_list(refs, "references")] for refs in references]
+    return caption_bleu(hypotheses, cleaned, max_order=max_order)
+
+
 def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
     """Metrics of a model on one part.
 
     Returns:
-        `(metrics, captions, alignments)`; metrics hold `bleu1`..`bleu4` (0-100),
+        `(metrics, captions, alignments)`; metrics hold `bleu1`..`bleu4` (0-100,
+        `score_captions`: references cleaned like the training captions),
         `distinct_captions` and, on the shapes data, `exact_match` and
         `attention_on_object` (with its colour/shape split, and
         `attention_on_object_chance`, the rate of a look at a random location).
     """
-    from course_lib.metrics.captioning import (
-        attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match,
-    )
+    from course_lib.metrics.captioning import attention_on_object, distinct_caption_rate, exact_caption_match
 
     captions, _, alignments = generate_captions(model, vocabulary, inputs, beam_width)
-    references = references_of(part)
-    metrics = caption_bleu(captions, references)
+    metrics = score_captions(captions, references_of(part))
     metrics["distinct_captions"] = distinct_caption_rate(captions)
     metrics["images"] = len(captions)
     if dataset == "shapes":
