@@ -84,3 +84,23 @@ def test_dialog_generate_rejects_max_length_zero():
                                     max_output_length=6)
     with pytest.raises(ValueError, match="max_length=0"):
         model.generate(arrays["context"], max_length=0)
+
+
+def test_no_test_dialog_context_was_seen_in_training():
+    from course_lib.data.dialogs import dialog_splits, generate_dialogs
+
+    splits = dialog_splits(train=4000, test=500, seed=0)  # the full profile's sizes: 180 of 500 overlapped
+    seen = {tuple(context) for context in splits["train"].contexts}
+    assert len(splits["test"]) == 500 and not [c for c in splits["test"].contexts if tuple(c) in seen]
+    from itertools import product
+
+    from course_lib.data.dialogs import GENRES, OFFERS, OPENINGS, QUESTIONS
+
+    every_context = {
+        (opening.format(genre=genre), offer.format(film=film[0]), question)
+        for opening, genre, offer, film in product(OPENINGS, GENRES, OFFERS, FILMS)
+        for wordings, _ in QUESTIONS.values() for question in wordings
+    }
+    assert len(every_context) == 9216  # the docstring's count
+    with pytest.raises(ValueError, match="Could not draw 5 dialogs outside the 9216 excluded contexts"):
+        generate_dialogs(5, seed=2, exclude=every_context)
