@@ -317,6 +317,27 @@ def _kind_name(direction, right_to_left):
     return f"{direction} right-to-left" if right_to_left else direction
 
 
+def _check_config_fits_model(out_dir, config, model):
+    """Refuses to resume the saved `model` under a `config` that describes another architecture.
+
+    The run would continue the saved model while recording `config` as its own.
+    """
+    wanted = {
+        "units": config.units, "embedding_dim": config.embedding_dim, "attention": bool(config.attention),
+        "bidirectional": bool(config.bidirectional), "deep_output": bool(config.deep_output and config.attention),
+        "max_output_length": config.max_output_length,
+    }
+    saved = {name: getattr(model, name, wanted[name]) for name in wanted}
+    saved = {name: bool(value) if isinstance(wanted[name], bool) else value for name, value in saved.items()}
+    differ = [name for name in wanted if saved[name] != wanted[name]]
+    if differ:
+        raise ValueError(
+            f"{os.fspath(out_dir)!r} holds a model with " + ", ".join(f"{name}={saved[name]!r}" for name in differ)
+            + "; resuming it needs the same architecture (use the run's saved config, or choose another folder). "
+            + "Received: " + ", ".join(f"{name}={wanted[name]!r}" for name in differ)
+        )
+
+
 def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     """Trains (or resumes, when `out_dir` holds a checkpoint) a transliteration model.
 
@@ -341,6 +362,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
                 f"{_kind_name(config.direction, config.right_to_left)}. Received: direction={config.direction!r}, "
                 f"right_to_left={config.right_to_left}"
             )
+        _check_config_fits_model(out_dir, config, model)
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {initial_epoch}.", flush=True)
     else:
@@ -763,21 +785,69 @@ def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
 # -- command line ---------------------------------------------------------------
 
 
+def config_from_state(state):
+    """The `TransliterationConfig` saved in a run's state (fields it lacks: the dataclass defaults)."""
+    return TransliterationConfig(**{
+        k: v for k, v in state.get("config", {}).items() if k in TransliterationConfig.__dataclass_fields__
+    })
+
+
+def _resumed_config(args, state):
+    """The config of the run being resumed, with the flags given on this command line applied.
+
+    The run's saved config, not the profile, says what the model and its data
+    are: sizes, attention, learning rate, batch size and seeds, and the
+    generated word set (`train_words`, `valid_words`, `test_words`, `seed`).
+    Flags that would change them are refused; `--epochs` (the total to train
+    up to) is applied. `--direction` and `--right-to-left` name the kind of
+    model the command trains (left out: roman-native, left to right); a run of
+    another kind is refused by `train`.
+    """
+    config = config_from_state(state)
+    check_resume_keeps(args.out, dataclasses.asdict(config), {
+        "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
+        "attention": False if args.no_attention else None, "batch_size": args.batch_size,
+    })
+    if args.model_seed is not None and args.model_seed != _model_seed(config):
+        raise ValueError(
+            f"{str(args.out)!r} holds a run whose initial weights and batch order came from seed "
+            f"{_model_seed(config)}; resuming it keeps them (leave --model-seed out, or choose another --out). "
+            f"Received: --model-seed {args.model_seed}"
+        )
+    if args.epochs is not None:
+        config.epochs = args.epochs
+    config.direction = args.direction or "roman-native"
+    config.right_to_left = bool(args.right_to_left)
+    return config
+
+
 def _train_command(args):
     claim_run_folder(args.out, "transliteration", STATE_FILE)
-    config = TransliterationConfig.for_profile(
-        epochs=args.epochs, batch_size=args.batch_size, units=args.units,
-        embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
-        direction=args.direction, right_to_left=args.right_to_left or None,
-        drop_vowel_length=args.drop_vowel_length,
-    )
-    if args.no_attention:
-        config.attention = False
     state = read_state(args.out)  # empty unless the run resumes
-    check_resume_keeps(args.out, state.get("config", {}), {
-        "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
-        "attention": False if args.no_attention else None,
-    })
+    resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
+    if resuming:
+        config = _resumed_config(args, state)
+    else:
+        config = TransliterationConfig.for_profile(
+            epochs=args.epochs, batch_size=args.batch_size, units=args.units,
+            embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
+            direction=args.direction, right_to_left=args.right_to_left or None,
+            drop_vowel_length=args.drop_vowel_length,
+        )
+        if args.no_attention:
+            config.attention = False
+        check_resume_keeps(args.out, state.get("config", {}), {
+            "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
+            "attention": False if args.no_attention else None,
+        })
+    previous = state.get("train_file")
+    if previous is not None:
+        check_same_training_data(args.out, previous, args.train)
+        if args.train and not _same_file(previous, args.train):
+            raise ValueError(
+                f"{str(args.out)!r} was trained on {previous!r}; resuming it needs the same file (its vocabularies "
+                f"and the words it has seen come from it), or choose another --out. Received: --train {args.train!r}"
+            )
     if args.train:
         if args.drop_vowel_length is not None:
             raise ValueError(
@@ -793,16 +863,18 @@ def _train_command(args):
         saved = state.get("config", {}).get("drop_vowel_length")
         if saved is not None and args.drop_vowel_length is None:
             config.drop_vowel_length = saved  # a resumed run keeps training on the same typed words
-        elif saved is not None and saved != config.drop_vowel_length:
+        elif saved is not None and saved != args.drop_vowel_length:
             raise ValueError(
                 f"{str(args.out)!r} was trained with --drop-vowel-length {saved}; resuming it needs the same "
                 f"words. Received: --drop-vowel-length {args.drop_vowel_length}"
             )
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
-    previous = state.get("train_file")
-    if previous is not None:
-        check_same_training_data(args.out, previous, args.train)
+    if resuming:
+        data = "" if args.train else (f", {config.train_words}/{config.valid_words}/{config.test_words} "
+                                      f"train/valid/test words (seed {config.seed})")
+        print(f"Resuming with the run's saved settings: units={config.units}, embedding_dim={config.embedding_dim}, "
+              f"attention={config.attention}, batch_size={config.batch_size}{data}.", flush=True)
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
           f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2
@@ -816,6 +888,16 @@ def _train_command(args):
                            beam_width=1, direction=config.direction, right_to_left=config.right_to_left)
         print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
     return 0
+
+
+def _same_file(recorded, given):
+    """True when `given` names the file the run recorded (the same text, or the same file on disk)."""
+    if str(recorded) == str(given):
+        return True
+    try:
+        return os.path.samefile(recorded, given)
+    except (OSError, ValueError):
+        return False
 
 
 def load_alike(model_dirs):
@@ -865,10 +947,7 @@ def _evaluate_command(args):
         pairs = load_pairs(args.test)
     else:
         check_generated_test_fits(state.get("train_file", GENERATED), "the generated test words")
-        config = TransliterationConfig(**{
-            k: v for k, v in state.get("config", {}).items() if k in TransliterationConfig.__dataclass_fields__
-        })
-        _, _, pairs = generated_splits(config)
+        _, _, pairs = generated_splits(config_from_state(state))
     reranker, rerank_weight = None, args.rerank_weight
     if args.rerank_with:
         if args.beam < 2:
@@ -917,6 +996,7 @@ def _transliterate_command(args):
         from course_lib.plots.grid import attention_grid
 
         figure = attention_grid(heatmap_examples(words, decoded, target_vocab, count=len(words)))
+        Path(args.heatmap).parent.mkdir(parents=True, exist_ok=True)  # as `translate --heatmap` does
         figure.savefig(args.heatmap, dpi=120)
         print(f"heat maps saved to {args.heatmap!r}")
     return 0
