@@ -31,6 +31,15 @@ def test_training_batches_have_one_length_each_within_range_and_are_seeded():
         reversal.encode_digits([3, 12])
 
 
+def test_no_training_string_is_an_evaluation_string():
+    seen = {}
+    for inputs, _ in reversal.training_batches(2500, 64, 5, 10, seed=0):  # the full profile's stream
+        seen.setdefault(inputs["source"].shape[1], set()).update(row.tobytes() for row in inputs["source"])
+    for length in (5, 6, 7):  # 140, 10 and 1 of the 500 test strings were also training strings
+        test_strings = {row.tobytes() for row in reversal.test_set(length)[0]}
+        assert not test_strings & seen[length], length
+
+
 def test_exact_match_and_alignment_share_count_the_right_things():
     target = np.array([[5, 6, 2, 0], [7, 8, 2, 0]])
     predicted = np.array([[5, 6, 2, 9], [7, 9, 2, 0]])  # tokens after <stop> do not count

@@ -47,17 +47,42 @@ def random_digits(rng, batch_size, length):
 
 
 def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
-    """Yields `({"source", "target_in"}, target_out)` with one length per batch."""
+    """Yields `({"source", "target_in"}, target_out)` with one length per batch.
+
+    No training string is one of the evaluation strings (`test_set`): at
+    length 5 there are only 10**5 strings, and 2,500 batches draw about 27,000
+    of them, so 140 of the 500 test strings of length 5 were once also
+    training strings. Such a string is drawn again.
+    """
     if min_length < 1 or max_length < min_length:
         raise ValueError(
             "Need 1 <= min_length <= max_length. "
             f"Received: min_length={min_length}, max_length={max_length}"
         )
     rng = np.random.default_rng(seed)
+    held_out = {}  # length -> the test strings of that length, each read as one decimal number
     for _ in range(num_batches):
         length = int(rng.integers(min_length, max_length + 1))
-        source, target_in, target_out = make_examples(random_digits(rng, batch_size, length))
+        if length not in held_out:
+            held_out[length] = np.unique(_as_numbers(test_set(length)[0] - DIGIT_OFFSET))  # sorted
+        digits = random_digits(rng, batch_size, length)
+        clashes = _among(_as_numbers(digits), held_out[length])
+        while clashes.any():  # rare: redraw only those rows
+            digits[clashes] = random_digits(rng, int(clashes.sum()), length)
+            clashes = _among(_as_numbers(digits), held_out[length])
+        source, target_in, target_out = make_examples(digits)
         yield {"source": source, "target_in": target_in}, target_out
+
+
+def _as_numbers(digits):
+    """Each row of digits `(batch, L)` read as one decimal number (exact up to L = 18)."""
+    return np.asarray(digits, dtype="int64") @ (10 ** np.arange(digits.shape[1] - 1, -1, -1, dtype="int64"))
+
+
+def _among(numbers, sorted_numbers):
+    """Which of `numbers` occur in the sorted array `sorted_numbers` (a binary search; `np.isin` sorts anew)."""
+    places = np.minimum(np.searchsorted(sorted_numbers, numbers), len(sorted_numbers) - 1)
+    return sorted_numbers[places] == numbers
 
 
 def test_set(length, count=500, seed=1234):
