@@ -93,3 +93,23 @@ def test_a_csv_with_a_byte_order_mark_reads_its_header_as_a_header(tmp_path):
     documents = load_csv_documents(path)
     assert list(documents.class_names) == ["sport", "tech"]  # not '\ufefflabel' as a third class
     assert len(documents.texts) == 2
+
+
+def test_a_document_stored_twice_never_lands_in_two_parts(tmp_path, capsys):
+    from course_lib.tasks.documents import load_splits
+
+    rng = np.random.default_rng(0)
+    lines = []
+    for label in ("business", "sport"):
+        for number in range(30):
+            words = " ".join(f"w{rng.integers(1000)}" for _ in range(8))
+            lines.append(f"{label},{label} story {number}. {words}.")
+    lines += lines[:6]  # six articles stored twice, as in the original BBC archive
+    path = tmp_path / "docs.csv"
+    path.write_text("label,text\n" + "\n".join(lines) + "\n")
+    for seed in range(5):
+        splits = load_splits(str(path), seed=seed)
+        seen = {name: {" ".join(t.split()) for t in splits[name].texts} for name in ("train", "valid", "test")}
+        assert not seen["train"] & seen["test"] and not seen["train"] & seen["valid"] and not seen["valid"] & seen["test"]
+        assert len(splits["all"]) == 60
+    assert "6 duplicate document(s) left out" in capsys.readouterr().out

@@ -76,10 +76,29 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
         documents = load_csv_documents(data, class_names=class_names)
     if documents.fallback_files:
         print(f"{len(documents.fallback_files)} file(s) decoded as Latin-1: {documents.fallback_files[:5]}")
+    documents, dropped = without_duplicates(documents)
+    if dropped:
+        print(f"{dropped} duplicate document(s) left out (the same text as an earlier one), so that no text is "
+              "both trained on and tested")
     parts = split_indices(documents.labels, valid_fraction=0.1, test_fraction=0.2, seed=seed)
     splits = {name: documents.subset(idx) for name, idx in parts.items()}
     splits["all"] = documents
     return splits
+
+
+def without_duplicates(documents):
+    """`(documents, dropped)`: the first of each set of documents with the same text (white space aside).
+
+    The original BBC News archive holds some articles twice under different
+    file names; split independently, a copy could land in train and another
+    in test.
+    """
+    first_of = {}
+    for index, text in enumerate(documents.texts):
+        first_of.setdefault(" ".join(text.split()), index)
+    if len(first_of) == len(documents.texts):
+        return documents, 0
+    return documents.subset(sorted(first_of.values())), len(documents.texts) - len(first_of)
 
 
 def _check_parts_not_empty(splits, names, data):
