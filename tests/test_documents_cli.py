@@ -17,7 +17,7 @@ def write_csv(path, count=40, seed=0):
     for i in range(count):
         label = ("sport", "business")[i % 2]
         pool = SPORT if label == "sport" else BUSINESS
-        text = " ".join(rng.choice(pool, size=2, replace=False)) + " It was a day."
+        text = " ".join(rng.choice(pool, size=2, replace=False)) + f" It was day {i}."  # 40 distinct texts
         rows.append(f'{label},"{text}"')
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
