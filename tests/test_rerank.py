@@ -206,8 +206,15 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
     assert main(["train", "transliteration", "--right-to-left", "--out", str(backwards)] + tiny) == 0
     assert json.loads((reverse / "training_state.json").read_text())["config"]["direction"] == "native-roman"
     # Resuming the reverse run as a forward one would mix up the vocabularies: refused.
-    assert main(["train", "transliteration", "--out", str(reverse)] + tiny + ["--epochs", "2"]) == 2
+    assert main(["train", "transliteration", "--direction", "roman-native", "--out", str(reverse)]
+                + tiny + ["--epochs", "2"]) == 2
     assert "holds a native-roman model" in capsys.readouterr().err
+    # Left out, the kind is the saved run's: both runs resume as what they are.
+    for folder, kind in ((reverse, ("native-roman", False)), (backwards, ("roman-native", True))):
+        assert main(["train", "transliteration", "--out", str(folder)] + tiny + ["--epochs", "2"]) == 0
+        state = json.loads((folder / "training_state.json").read_text())
+        assert (state["config"]["direction"], state["config"]["right_to_left"]) == kind
+        assert state["epochs_done"] == 2
 
     # The reverse model is a transliterator of its own (Devanagari -> roman), scored per native word.
     metrics_path = tmp_path / "reverse.json"

@@ -119,3 +119,18 @@ def test_heatmap_folder_is_made(resumed, tmp_path, capsys):
     assert main(["transliterate", "--model", str(resumed["out"]), "--heatmap", str(image), "ghar"]) == 0, \
         capsys.readouterr().err
     assert image.stat().st_size > 1000
+
+
+def test_a_folder_without_its_model_starts_a_new_run(resumed, tmp_path):
+    """Only a saved model is resumed: a progress file left behind binds neither flags nor data."""
+    pairs = generate_pairs(100, seed=5)
+    words = tmp_path / "words.csv"
+    words.write_text("\n".join(f"{p.roman},{p.native}" for p in pairs), encoding="utf-8")
+    out = tmp_path / "model_removed"
+    shutil.copytree(resumed["out"], out)
+    (out / task.MODEL_FILE).unlink()
+    assert main(["train", "transliteration", "--train", str(words), "--units", "12", "--epochs", "1",
+                 "--out", str(out)]) == 0
+    state = _state(out)
+    assert state["config"]["units"] == 12 and state["train_file"] == str(words) and state["epochs_done"] == 1
+    assert task.load_run(out)[0].units == 12

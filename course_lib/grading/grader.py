@@ -155,9 +155,7 @@ def read_submission(path):
     for number, cell in enumerate(notebook.cells, start=1):
         if not isinstance(cell, dict):
             return None, f"not a Jupyter notebook (cell {number} is a {type(cell).__name__}, not a cell)"
-        source = cell.get("source", "")
-        if isinstance(source, list) and all(isinstance(line, str) for line in source):
-            cell["source"] = source = "".join(source)
+        source = cell.get("source", "")  # nbformat has joined a list of lines (and refused other lists)
         if not isinstance(source, str):
             return None, f"the notebook is damaged: the text of cell {number} is a {type(source).__name__}, not text"
         if not isinstance(cell.get("metadata"), dict):

@@ -23,8 +23,8 @@ def caption_bleu(hypotheses, references, max_order=4):
     return {f"bleu{n}": corpus_bleu(hypotheses, references, max_order=n) for n in range(1, max_order + 1)}
 
 
-def _caption_list(captions, name):
-    """`captions` as a list of strings; a single string (a list of characters) is refused."""
+def caption_list(captions, name):
+    """`captions` as a checked list of strings; a single string (a list of characters) is refused."""
     if isinstance(captions, str):
         raise ValueError(f"`{name}` must be a list of captions, not a str. Received: {name}={captions[:40]!r}")
     captions = list(captions)
@@ -38,7 +38,7 @@ def _caption_list(captions, name):
 
 def exact_caption_match(hypotheses, references):
     """Share of generated captions equal (word for word, case-blind) to their gold caption."""
-    hypotheses, references = _caption_list(hypotheses, "hypotheses"), _caption_list(references, "references")
+    hypotheses, references = caption_list(hypotheses, "hypotheses"), caption_list(references, "references")
     if len(hypotheses) != len(references) or not hypotheses:
         raise ValueError(
             "Need as many gold captions as generated ones, at least one. "
@@ -50,7 +50,7 @@ def exact_caption_match(hypotheses, references):
 
 def distinct_caption_rate(captions):
     """Distinct captions divided by captions: 1/N when the model says the same thing for every image."""
-    captions = [" ".join(c.lower().split()) for c in _caption_list(captions, "captions")]
+    captions = [" ".join(c.lower().split()) for c in caption_list(captions, "captions")]
     if not captions:
         raise ValueError("Need at least one caption. Received: 0")
     return len(set(captions)) / len(captions)

@@ -309,10 +309,10 @@ def score_captions(captions, references, max_order=4):
     match "a" with "A". A generated `<unk>` counts as one wrong word
     (`bleu_hypothesis`). The score itself is `metrics.captioning.caption_bleu`.
     """
-    from course_lib.metrics.captioning import _caption_list, caption_bleu
+    from course_lib.metrics.captioning import caption_bleu, caption_list
 
-    hypotheses = [bleu_hypothesis(c) for c in _caption_list(captions, "captions")]
-    cleaned = [[bleu_reference(r) for r in _caption_list(refs, "references")] for refs in references]
+    hypotheses = [bleu_hypothesis(c) for c in caption_list(captions, "captions")]
+    cleaned = [[bleu_reference(r) for r in caption_list(refs, "references")] for refs in references]
     return caption_bleu(hypotheses, cleaned, max_order=max_order)
 
 

@@ -799,9 +799,9 @@ def _resumed_config(args, state):
     are: sizes, attention, learning rate, batch size and seeds, and the
     generated word set (`train_words`, `valid_words`, `test_words`, `seed`).
     Flags that would change them are refused; `--epochs` (the total to train
-    up to) is applied. `--direction` and `--right-to-left` name the kind of
-    model the command trains (left out: roman-native, left to right); a run of
-    another kind is refused by `train`.
+    up to) is applied. The kind of model (`direction`, `right_to_left`) is
+    the run's too: left out, it is kept; `--direction` or `--right-to-left`
+    naming another kind is refused by `train`.
     """
     config = config_from_state(state)
     check_resume_keeps(args.out, dataclasses.asdict(config), {
@@ -816,18 +816,19 @@ def _resumed_config(args, state):
         )
     if args.epochs is not None:
         config.epochs = args.epochs
-    config.direction = args.direction or "roman-native"
-    config.right_to_left = bool(args.right_to_left)
+    config.direction = args.direction or config.direction
+    config.right_to_left = bool(args.right_to_left) or config.right_to_left
     return config
 
 
 def _train_command(args):
     claim_run_folder(args.out, "transliteration", STATE_FILE)
-    state = read_state(args.out)  # empty unless the run resumes
+    state = read_state(args.out)
     resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
     if resuming:
         config = _resumed_config(args, state)
     else:
+        state = {}  # without a saved model there is nothing to resume: a left-over progress file binds nothing
         config = TransliterationConfig.for_profile(
             epochs=args.epochs, batch_size=args.batch_size, units=args.units,
             embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
@@ -836,10 +837,6 @@ def _train_command(args):
         )
         if args.no_attention:
             config.attention = False
-        check_resume_keeps(args.out, state.get("config", {}), {
-            "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
-            "attention": False if args.no_attention else None,
-        })
     previous = state.get("train_file")
     if previous is not None:
         check_same_training_data(args.out, previous, args.train)
@@ -860,13 +857,10 @@ def _train_command(args):
     else:
         if args.valid:
             raise ValueError("`--valid` needs `--train` (the generated set has its own validation part).")
-        saved = state.get("config", {}).get("drop_vowel_length")
-        if saved is not None and args.drop_vowel_length is None:
-            config.drop_vowel_length = saved  # a resumed run keeps training on the same typed words
-        elif saved is not None and saved != args.drop_vowel_length:
-            raise ValueError(
-                f"{str(args.out)!r} was trained with --drop-vowel-length {saved}; resuming it needs the same "
-                f"words. Received: --drop-vowel-length {args.drop_vowel_length}"
+        if resuming and args.drop_vowel_length not in (None, config.drop_vowel_length):
+            raise ValueError(  # the resumed config keeps training on the same typed words
+                f"{str(args.out)!r} was trained with --drop-vowel-length {config.drop_vowel_length}; resuming it "
+                f"needs the same words. Received: --drop-vowel-length {args.drop_vowel_length}"
             )
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
