@@ -58,6 +58,20 @@ def _grader_step_arguments(inputs):
     return decoder, tokens, state, memory
 
 
+def _grader_step_counting_keys(step, inputs):
+    """The student's step, and how many times it projected the keys W_att h_j again (the memory holds them)."""
+    decoder, tokens, state, memory = _grader_step_arguments(inputs)
+    attention, made = decoder.attention, [0]
+    project_keys = attention.project_keys
+
+    def counted(*args, **kwargs):
+        made[0] += 1
+        return project_keys(*args, **kwargs)
+
+    object.__setattr__(attention, "project_keys", counted)
+    return step(decoder, tokens, state, memory), made[0]
+
+
 def _grader_forcing_arguments(inputs):
     import keras
 
@@ -143,6 +157,18 @@ def _part(index, name):
 
 
 STEP_CALL = "student.attention_decoder_step(*_grader_step_arguments(inputs))"
+COUNTING_STEP_CALL = "_grader_step_counting_keys(student.attention_decoder_step, inputs)"
+
+
+def _weights_with_keys_projected_once(got, expected, inputs):
+    """The step's weights (part 2 of its result), and no second projection of the keys inside the step."""
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        return False, "the step could not be run"
+    ok, reason = _part(2, "weights")(got[0], expected, inputs)
+    if ok and got[1]:
+        return False, ("the right weights, but the keys W_att h_j were projected again inside the step: pass "
+                       "projected_keys=memory[\"keys\"] to decoder.attention (prepare_memory computed them once)")
+    return ok, reason
 FORCING_CALL = "student.teacher_forced_decode(*_grader_forcing_arguments(inputs))"
 
 
@@ -169,8 +195,9 @@ ASSIGNMENT = Assignment(
              expected=_expected_step, compare=_part(0, "logits"), timeout=60),
         Test("step: new state s_t", "step", 1.0, call=STEP_CALL, inputs=_decoder_inputs(2, 4),
              expected=_expected_step, compare=_part(1, "new state"), timeout=60),
-        Test("step: attention weights over a padded batch", "step", 1.0, call=STEP_CALL, inputs=_decoder_inputs(4, 6),
-             expected=_expected_step, compare=_part(2, "weights"), timeout=60),
+        Test("step: attention weights over a padded batch, keys projected once", "step", 1.0,
+             call=COUNTING_STEP_CALL, inputs=_decoder_inputs(4, 6), expected=_expected_step,
+             compare=_weights_with_keys_projected_once, timeout=60),
         Test("forcing: logits of 5 steps", "forcing", 1.0, call=FORCING_CALL, inputs=_decoder_inputs(3, 4, steps=5),
              expected=_expected_forcing, compare=_part(0, "logits"), substitute=("attention_decoder_step",), timeout=60),
         Test("forcing: alignments of 3 steps over a padded batch", "forcing", 1.0, call=FORCING_CALL,

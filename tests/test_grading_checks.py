@@ -542,3 +542,137 @@ def test_a_function_that_returns_none_is_told_a_return_may_be_missing(compare):
     judge = allclose() if compare == "allclose" else exact(int)
     passed, reason = judge(None, np.ones((4, 7)) if compare == "allclose" else 98432, {})
     assert not passed and "returned None (is a `return` missing?)" in reason
+
+
+# -- wrong answers a student review found passing (or wrongly explained), 2 Dec 2026 ----------
+
+
+def softmax_with_one_maximum(scores):
+    """The slip: one maximum for the whole array, so a row far below it underflows to 0 / 0."""
+    exponentials = np.exp(scores - np.max(scores))
+    return exponentials / exponentials.sum(axis=-1, keepdims=True)
+
+
+def test_softmax_check_needs_each_rows_own_maximum():
+    with np.errstate(invalid="ignore"), pytest.raises(checks.CheckFailed, match="each row's own maximum"):
+        checks.check_softmax(softmax_with_one_maximum)
+    checks.check_softmax(A1.softmax)
+
+
+def scores_with_the_tanh_outside(query, projected_keys, U_att, v_att):
+    return np.tanh((projected_keys + (query @ U_att.T)[:, None, :]) @ v_att)
+
+
+def scores_with_a_sigmoid(query, projected_keys, U_att, v_att):
+    return (1.0 / (1.0 + np.exp(-(projected_keys + (query @ U_att.T)[:, None, :])))) @ v_att
+
+
+def scores_without_the_positions_axis(query, projected_keys, U_att, v_att):
+    return np.tanh(projected_keys + query @ U_att.T) @ v_att
+
+
+@pytest.mark.parametrize("wrong", [scores_with_the_tanh_outside, scores_with_a_sigmoid])
+def test_scores_check_knows_where_the_tanh_goes(wrong):
+    with pytest.raises(checks.CheckFailed, match="the tanh acts on the sum of the projections"):
+        checks.check_attention_scores(wrong)
+
+
+def test_a_sum_that_does_not_broadcast_gets_the_broadcast_hint():
+    with pytest.raises(checks.CheckFailed) as failure:
+        checks.check_attention_scores(scores_without_the_positions_axis)
+    assert checks.BROADCAST_HINT in str(failure.value) and "U_att, whose second axis" not in str(failure.value)
+
+
+def test_an_inverted_mask_is_called_inverted():
+    with pytest.raises(checks.CheckFailed, match="the mask is inverted"):
+        checks.check_apply_mask(lambda scores, mask: np.where(~np.asarray(mask), scores, checks.NEGATIVE_SCORE))
+    weights = np.array([[0.0, 0.0, 1.0]])
+    with pytest.raises(checks.CheckFailed, match="the mask is inverted"):
+        checks.check_weights(weights, mask=np.array([[True, True, False]]))
+
+
+def attend_with_inline_keys(decoder_states, values, mask, U_att, W_att, v_att):
+    """Projects once, but by hand: the task says to use project_keys."""
+    keys = values @ W_att.T
+    steps = [A1.attention_scores(decoder_states[:, t], keys, U_att, v_att) for t in range(decoder_states.shape[1])]
+    weights = np.stack([A1.softmax(A1.apply_mask(s, mask)) for s in steps], axis=1)
+    return np.einsum("bts,bsd->btd", weights, values), weights
+
+
+def test_keys_made_without_project_keys_are_told_to_use_it():
+    namespace = {"project_keys": A1.project_keys}
+    attend = type(attend_with_inline_keys)(attend_with_inline_keys.__code__, {**globals(), **namespace})
+    with pytest.raises(checks.CheckFailed, match="never called your project_keys"):
+        checks.check_attend_over_steps(attend)
+    test = next(t for t in A1.ASSIGNMENT.tests if t.question == "steps")
+    inputs = test.inputs(np.random.default_rng(test.seed("A1")))
+    expected = test.expected(inputs)
+    passed, reason = test.judge(expected, expected, inputs, {})
+    assert not passed and "`project_keys` was never called" in reason
+
+
+def test_tanh_outside_is_caught_in_a4_and_a5():
+    A4, A5 = _hidden("A4"), _hidden("A5")
+
+    def locations_tanh_outside(state, locations, U_att, W_att, v_att):
+        scores = np.tanh((locations @ W_att.T + (state @ U_att.T)[:, None, :]) @ v_att)
+        weights = np.exp(scores - scores.max(-1, keepdims=True))
+        weights /= weights.sum(-1, keepdims=True)
+        return np.einsum("bl,blc->bc", weights, locations), weights
+
+    def pool_tanh_outside(states, mask, W, b, u):
+        scores = np.where(mask, np.tanh((states @ W.T + b) @ u), -np.inf)
+        top = np.where(mask.any(-1, keepdims=True), scores.max(-1, keepdims=True), 0.0)
+        weights = np.where(mask, np.exp(scores - top), 0.0)
+        weights /= np.maximum(weights.sum(-1, keepdims=True), 1e-30)
+        return np.einsum("bt,btd->bd", weights, states), weights
+
+    checks.check_attention_over_locations(A4.attention_over_locations)
+    checks.check_attention_pool(A5.attention_pool)
+    with pytest.raises(checks.CheckFailed, match="the tanh acts on the sum"):
+        checks.check_attention_over_locations(locations_tanh_outside)
+    with pytest.raises(checks.CheckFailed, match="the tanh acts on the sum"):
+        checks.check_attention_pool(pool_tanh_outside)
+
+
+def test_integer_division_in_the_length_normalisation_is_caught():
+    checks.check_length_normalized_score(_hidden("A3").length_normalized_score)
+    with pytest.raises(checks.CheckFailed, match="not //"):
+        checks.check_length_normalized_score(lambda log_prob, length, penalty: log_prob // length ** penalty)
+
+
+def test_quiz_dict_answers_need_every_key_in_its_form():
+    right = {"V": (20_000, 300), "c": (20_000,), "scores": (20_000,)}
+    kinds = {"V": "shape", "c": "shape", "scores": "shape"}
+    checks.check_answer_dict(right, kinds, "q1_shapes(...)")
+    with pytest.raises(checks.CheckFailed, match="should have the keys"):
+        checks.check_answer_dict({"V": (20_000, 300)}, kinds, "q1_shapes(...)")
+    with pytest.raises(checks.CheckFailed, match=r"\['c'\] should be a tuple of ints"):
+        checks.check_answer_dict({**right, "c": 20_000}, kinds, "q1_shapes(...)")
+    with pytest.raises(checks.CheckFailed, match="should be a dict"):
+        checks.check_answer_dict([(20_000, 300)], kinds, "q1_shapes(...)")
+
+
+def test_a2_step_check_wants_the_memorys_keys_and_explains_sizes():
+    from keras import ops
+
+    def step_projecting_keys(decoder, previous_tokens, state, memory):
+        embedded = decoder.embedding(previous_tokens)
+        context, weights = decoder.attention(state, memory["values"], mask=memory["mask"])
+        new_state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), state)
+        return decoder.output_layer(new_state), new_state, weights
+
+    def step_concatenating_the_values(decoder, previous_tokens, state, memory):
+        embedded = decoder.embedding(previous_tokens)
+        _, weights = decoder.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
+        flat = ops.reshape(memory["values"] * weights[..., None], (ops.shape(weights)[0], -1))
+        new_state, _ = decoder.cell(ops.concatenate([embedded, flat], axis=-1), state)
+        return decoder.output_layer(new_state), new_state, weights
+
+    checks.check_attention_decoder_step(_hidden("A2").attention_decoder_step)
+    with pytest.raises(checks.CheckFailed, match="projected the keys W_att h_j again"):
+        checks.check_attention_decoder_step(step_projecting_keys)
+    with pytest.raises(checks.CheckFailed) as failure:
+        checks.check_attention_decoder_step(step_concatenating_the_values)
+    message = str(failure.value)
+    assert "4 + 6 = 10 numbers" in message and "\x1b[" not in message, message

@@ -8,6 +8,8 @@ Passing every visible check does not guarantee full marks: the graders'
 hidden tests use other inputs.
 """
 
+import re
+
 import numpy as np
 
 from course_lib.grading.spec import is_integer, is_whole_number
@@ -48,10 +50,15 @@ def check_shape(value, expected_shape, name="result"):
     return array
 
 
-def check_finite(value, name="result"):
+SOFTMAX_OVERFLOW_HINT = ("exp() overflows for large scores and underflows to 0 / 0 for very negative ones: subtract "
+                         "each row's own maximum (axis=-1, keepdims=True) first, not one maximum for the whole array.")
+
+
+def check_finite(value, name="result", hint=SOFTMAX_OVERFLOW_HINT):
+    """Raises `CheckFailed` when `value` holds NaN or infinity; `hint` says why that may be (a softmax's by default)."""
     array = as_numpy(value, name)
     if not np.all(np.isfinite(array)):
-        _fail(f"{name} contains NaN or infinity. Large scores overflow exp(): subtract the maximum first.")
+        _fail(f"{name} contains NaN or infinity. {hint}".strip())
     return array
 
 
@@ -66,6 +73,9 @@ def check_weights(weights, mask=None, name="weights", axis=-1, over="the source 
     if mask is not None:
         mask = np.broadcast_to(np.asarray(mask, dtype=bool), weights.shape)
         leaked = np.abs(weights[~mask]).max() if (~mask).any() else 0.0
+        if leaked > 1e-6 and mask.any() and np.allclose(weights[mask], 0.0, atol=1e-6):
+            _fail("only padded positions get weight: the mask is inverted (True marks a real position, "
+                  "which keeps its score).")
         if leaked > 1e-6:
             _fail(f"padded positions get weight up to {leaked:.3g}: the mask is ignored.")
     sums = weights.sum(axis=axis)
@@ -96,15 +106,41 @@ def _rng(seed=0):
     return np.random.default_rng(seed)
 
 
+BROADCAST_HINT = ("Adding a (batch, units) term to a (batch, positions, units) one needs an axis for the "
+                  "positions on the first, so that the same vector is added at every position.")
+
+
 def _call(function, arguments, received, hint):
     """Calls the student's function; a ValueError (matrices that do not fit) becomes a hint.
 
-    `received` describes the arguments' shapes, `hint` which axis should meet which.
+    `received` describes the arguments' shapes, `hint` which axis should meet which. Arrays that
+    could not be broadcast get `BROADCAST_HINT` instead: the matrices met, the sum's axes did not.
     """
     try:
         return function(*arguments)
     except ValueError as error:
+        if "could not be broadcast together with shapes" in str(error):  # an addition, not a matmul ("remapped")
+            hint = BROADCAST_HINT
         raise CheckFailed(f"{function.__name__} raised ValueError ({error}) on {received}. {hint}") from error
+
+
+def _additive_scores(queries, keys, U_att, v_att):
+    """The lecture's e_j = v_att^T tanh(U_att s_{t-1} + W_att h_j), with `keys` = W_att h_j: (batch, positions)."""
+    return np.tanh(keys + (queries @ U_att.T)[:, None, :]) @ v_att
+
+
+def _softmax_rows(scores, mask=None):
+    """A stable softmax over the last axis; masked positions get 0 (and a row of padding all zeros)."""
+    mask = np.ones(scores.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    shifted = np.where(mask, scores, -np.inf)
+    top = np.max(shifted, axis=-1, keepdims=True)
+    exponentials = np.where(mask, np.exp(shifted - np.where(np.isfinite(top), top, 0.0)), 0.0)
+    totals = exponentials.sum(axis=-1, keepdims=True)
+    return exponentials / np.where(totals > 0, totals, 1.0)
+
+
+TANH_PLACE_HINT = ("the tanh acts on the sum of the projections, and the dot product with {v} comes after it: "
+                   "{formula}.")
 
 
 # -- A1: Bahdanau attention -----------------------------------------------------------
@@ -148,7 +184,7 @@ def check_attention_scores(attention_scores):
                    "U_att (4, 6) = (units, query_dim) and v_att (4,)",
                    "U_att s_{t-1} multiplies the state (query_dim numbers) by U_att, whose second axis is query_dim.")
     scores = check_shape(scores, (2, 3), "attention_scores(query, keys, U_att, v_att)")
-    check_finite(scores, "scores")
+    check_finite(scores, "scores", hint="")
     bound = np.abs(params["v_att"]).sum()
     big = attention_scores(50 * query, 50 * keys, params["U_att"], params["v_att"])
     if np.abs(as_numpy(big)).max() > bound + 1e-6:
@@ -161,6 +197,8 @@ def check_attention_scores(attention_scores):
     reversed_scores = attention_scores(query, keys[:, ::-1], params["U_att"], params["v_att"])
     check_close(reversed_scores, scores[:, ::-1], "scores of reversed keys",
                 hint="score j may depend only on h_j and s_{t-1}.")
+    check_close(scores, _additive_scores(query, keys, params["U_att"], params["v_att"]), "scores",
+                hint=TANH_PLACE_HINT.format(v="v_att", formula="e_j = v_att^T tanh(U_att s_{t-1} + W_att h_j)"))
     _passed("attention_scores")
 
 
@@ -173,6 +211,9 @@ def check_apply_mask(apply_mask):
         _fail("apply_mask changed its input in place; return a new array.")
     if np.isinf(masked).any():
         _fail("use NEGATIVE_SCORE (-1e9), not -inf: a row of padding would give NaN after the softmax.")
+    if np.allclose(masked[~mask], scores[~mask]) and np.allclose(masked[mask], NEGATIVE_SCORE):
+        _fail("the real positions got NEGATIVE_SCORE and the padded ones kept their scores: the mask is "
+              "inverted (True marks a real position).")
     if np.allclose(masked[~mask], scores[~mask]):
         _fail("padded positions still have their scores: the mask is ignored.")
     if not np.allclose(masked[~mask], NEGATIVE_SCORE):
@@ -193,6 +234,11 @@ def check_softmax(softmax):
     check_close(softmax(scores + 7.0), weights, "softmax(scores + 7)",
                 hint="adding the same number to every score must not change the weights.")
     check_finite(softmax(np.array([[1000.0, 999.0, -1000.0]])), "softmax of scores around 1000")
+    levels = softmax(np.array([[1000.0, 999.0], [-1000.0, -1001.0]]))  # two rows far apart
+    check_finite(levels, "softmax of the rows [1000, 999] and [-1000, -1001]")
+    check_close(levels, np.full((2, 2), [1.0, np.exp(-1.0)]) / (1.0 + np.exp(-1.0)),
+                "softmax of the rows [1000, 999] and [-1000, -1001]",
+                hint="each row is normalised on its own, and only differences within a row matter.")
     check_weights(softmax(rng.normal(size=(2, 3, 4))), name="softmax of a (2, 3, 4) block")
     _passed("softmax")
 
@@ -242,6 +288,9 @@ def check_attend_over_steps(attend_over_steps):
               "step t attends with decoder_states[:, t].")
     made = _calls_made(attend_over_steps, "project_keys",
                        lambda: attend_over_steps(states, values, mask, params["U_att"], params["W_att"], params["v_att"]))
+    if made == 0:
+        _fail("attend_over_steps never called your project_keys: use it, once and before the loop, for the "
+              "keys W_att h_j.")
     if made is not None and made != 1:
         _fail(f"attend_over_steps called project_keys {made} time(s) for 3 decoder steps: call it once, before the "
               "loop. W_att h_j does not depend on the step, so it is computed once per source sentence.")
@@ -344,6 +393,16 @@ def check_answer_type(value, kind, name):
     print(f"\u2713 {name} has the right form")
 
 
+def check_answer_dict(value, kinds, name):
+    """Quiz answers given as a dict: exactly the keys of `kinds`, each of its kind (`check_answer_type`)."""
+    if not isinstance(value, dict):
+        _fail(f"{name} should be a dict. Received: {type(value).__name__}")
+    if set(value) != set(kinds):
+        _fail(f"{name} should have the keys {sorted(kinds)}. Received: {sorted(map(str, value))}")
+    for key, kind in kinds.items():
+        check_answer_type(value[key], kind, f"{name}[{key!r}]")
+
+
 # -- A2: the attentional decoder ------------------------------------------------------
 
 
@@ -392,12 +451,18 @@ def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
     return decoder, reference, memory, state, mask, called
 
 
-def _call_without_library(function, arguments, called, exercise, instead):
-    """Calls the student's function; fails when it used one of the decoder's locked methods."""
+def _call_without_library(function, arguments, called, exercise, instead, sizes=""):
+    """Calls the student's function; fails when it used one of the decoder's locked methods.
+
+    An error from inside a sub-layer (sizes that do not fit) becomes a hint that gives the
+    `sizes` the sub-layers expect, instead of a traceback from deep in TensorFlow.
+    """
     try:
         result = function(*arguments)
-    except Exception:
+    except Exception as error:
         if not called:
+            if sizes and not isinstance(error, CheckFailed) and _is_size_error(error):
+                raise CheckFailed(f"{exercise} raised {type(error).__name__} ({_size_line(error)}). {sizes}") from error
             raise
         result = None
     if called:
@@ -405,6 +470,31 @@ def _call_without_library(function, arguments, called, exercise, instead):
               f"The exercise is to write it yourself: {instead}. The grader makes {called[0]} unavailable, so "
               "this answer would score zero.")
     return result
+
+
+def _is_size_error(error):
+    """Whether `error` says that arrays of the wrong sizes met (NumPy, Keras or TensorFlow wording)."""
+    text = str(error).lower()  # `error` may also be one line of a message
+    return any(word in text for word in ("incompatible", "broadcast", "shape", "dimension", "size"))
+
+
+def _size_line(error):
+    """The line of `error`'s message that names the sizes (TensorFlow's first line only names the layer)."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines() if line.strip()]
+    sized = [line for line in lines if _is_size_error(line)]
+    return (sized or lines or [""])[0][:300]
+
+
+def _counting(layer, method):
+    """Replaces `layer.method` by a version that counts its calls; returns the list holding the count."""
+    original, made = getattr(layer, method), [0]
+
+    def counted(*args, **kwargs):
+        made[0] += 1
+        return original(*args, **kwargs)
+
+    object.__setattr__(layer, method, counted)
+    return made
 
 
 def check_teacher_forcing_inputs(teacher_forcing_inputs):
@@ -432,9 +522,13 @@ def check_attention_decoder_step(attention_decoder_step):
 
     decoder, reference, memory, state, mask, called = _a2_decoder()
     tokens = keras.ops.convert_to_tensor([1, 4, 7], dtype="int32")
+    key_projections = _counting(decoder.attention, "project_keys")
     result = _call_without_library(
         attention_decoder_step, (decoder, tokens, state, memory), called, "attention_decoder_step",
         "use decoder.embedding, decoder.attention, decoder.cell and decoder.output_layer",
+        sizes="Here e(y_{t-1}) has 4 numbers and c_t must have the 6 of each h_j (a weighted SUM over the 5 "
+              "source positions), so decoder.cell takes [e(y_{t-1}); c_t] of 4 + 6 = 10 numbers per example, "
+              "and a state of 8.",
     )
     if not isinstance(result, (tuple, list)) or len(result) != 3:
         _fail("attention_decoder_step should return (logits, new_state, weights).")
@@ -445,6 +539,10 @@ def check_attention_decoder_step(attention_decoder_step):
     if not np.allclose(weights, as_numpy(expected_weights), atol=1e-5):
         _fail("the weights must come from attending with the previous state s_{t-1} (the `state` argument), "
               "before the GRU update.")
+    if key_projections[0]:
+        _fail("attention_decoder_step projected the keys W_att h_j again (decoder.attention without "
+              "projected_keys): pass projected_keys=memory[\"keys\"], which prepare_memory computed once for "
+              "the source sentence.")
     if np.allclose(new_state, as_numpy(state)):
         _fail("the new state equals the old one: run decoder.cell on [e(y_{t-1}); c_t].")
     expected_logits = reference.output_layer(keras.ops.convert_to_tensor(new_state))
@@ -581,6 +679,8 @@ def check_length_normalized_score(length_normalized_score):
         _fail("with length_penalty = 0 the score is the raw log-probability.")
     if abs(length_normalized_score(-6.0, 3, 1.0) - (-2.0)) > 1e-9:
         _fail("with length_penalty = 1 the score is the mean log-probability per token.")
+    if abs(length_normalized_score(-7.0, 2, 1.0) - (-3.5)) > 1e-9:
+        _fail("with length_penalty = 1, -7.0 over 2 tokens is -3.5: use / (true division), not //.")
     _passed("length_normalized_score")
 
 
@@ -617,6 +717,9 @@ def check_attention_pool(attention_pool):
     if not (np.all(np.isfinite(as_numpy(weights_empty))) and np.allclose(as_numpy(weights_empty), 0.0)
             and np.allclose(as_numpy(pooled_empty), 0.0)):
         _fail("a row made only of padding must give zero weights and a zero vector (not NaN).")
+    check_close(weights, _softmax_rows(np.tanh(states @ W.T + b) @ u, mask), "weights",
+                hint=TANH_PLACE_HINT.format(v="u", formula="u_j = tanh(W h_j + b), alpha_j = softmax_j(u_j^T u) "
+                                                           "over the real positions"))
     _passed("attention_pool")
 
 
@@ -632,7 +735,8 @@ def check_sentence_vectors(sentence_vectors, attention_pool):
     weights = check_shape(result[1], (2, 3, 5), "word weights")
     single, single_weights = attention_pool(word_states[1, 1:2], word_mask[1, 1:2], W, b, u)
     check_close(vectors[1, 1], as_numpy(single)[0], "the vector of document 1, sentence 1",
-                hint="each sentence is pooled on its own, over its own words.")
+                hint="each sentence is pooled on its own, over its own real words: pass attention_pool that "
+                     "sentence's word mask.")
     if not np.allclose(vectors[0, 2], 0.0) or not np.allclose(weights[0, 2], 0.0):
         _fail("an empty (padded) sentence must get a zero vector and zero weights.")
     _passed("sentence_vectors")
@@ -700,6 +804,8 @@ def check_attention_over_locations(attention_over_locations):
         # Without the tanh the state's term is the same at every location and cancels in the softmax.
         _fail("the weights do not depend on the decoder state: use U_att s_{t-1}, inside the tanh "
               "(without the tanh, U_att s_{t-1} adds the same number to every score and cancels).")
+    check_close(weights, _softmax_rows(_additive_scores(state, locations @ W_att.T, U_att, v_att)), "weights",
+                hint=TANH_PLACE_HINT.format(v="v_att", formula="e_j = v_att^T tanh(U_att s_{t-1} + W_att a_j)"))
     _passed("attention_over_locations")
 
 

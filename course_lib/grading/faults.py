@@ -249,6 +249,10 @@ WRONG_PARTS = {
                      "projected_keys=memory[\"keys\"])\n"
                      "    cell_input = ops.concatenate([embedded, context], axis=-1)"),
         ),
+        "keys-projected-in-step": (
+            "leaves out projected_keys, so the attention projects the keys again at every step",
+            _replace('mask=memory["mask"], projected_keys=memory["keys"]', 'mask=memory["mask"]'),
+        ),
     },
 }
 

@@ -89,6 +89,8 @@ class Test:
             return passed, reason
         for name, wanted in self.calls.items():
             made = (calls or {}).get(name, 0)
+            if made == 0:
+                return False, f"the right values, but `{name}` was never called: use your `{name}` as the task says"
             if made != wanted:
                 return False, (f"the right values, but `{name}` was called {made} time(s) instead of {wanted}: "
                                "use it as the task says (once, not at every step)")
