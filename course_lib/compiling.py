@@ -43,11 +43,13 @@ def training_jit_compile():
 
     On TensorFlow, Keras's default (`"auto"`) turns XLA on whenever a GPU is
     visible, as on Colab. XLA compiles the train step again for every new
-    batch shape, and the course's batches change length from batch to batch
-    (reversal: six lengths; text and captions: padded to each batch's longest
-    item), so a short run could spend more time compiling than training. The
+    batch shape, and some of the course's batches change length from batch to
+    batch (reversal: six lengths; transliteration: length buckets), so a short
+    run could spend more time compiling than training; on the CPU, XLA made
+    the reversal run slower even when it had compiled (docs/reversal.md). The
     tasks therefore train without XLA on TensorFlow, as they do on the CPU in
-    CI. The models do compile under XLA (`tests/test_xla_training.py`): pass
+    CI (translation and captions, padded to one width, would compile twice:
+    full batches and the last one). The models do compile under XLA (`tests/test_xla_training.py`): pass
     `jit_compile=True` yourself for fixed-shape data. On JAX, `fit` is always
     jitted (`"auto"`); `False` there would run every step eagerly.
     """

@@ -26,3 +26,16 @@ def test_steps_not_a_multiple_of_ten_are_all_trained_and_a_second_save_says_it_r
         assert main(["train", "language-model", "--cell", "rnn", "--steps", "3", "--save", str(path)]) == 0
     output = capsys.readouterr().out
     assert f"saved {path}" in output and f"replaced the earlier model in {path}" in output
+
+
+def test_save_into_another_tasks_run_folder_is_refused_before_training(tmp_path, capsys):
+    from course_lib.tasks.arguments import claim_run_folder
+
+    run = tmp_path / "reversal_run"
+    claim_run_folder(run, "reversal", "metrics.json")
+    model = run / "reversal.keras"
+    model.write_bytes(b"the reversal run's model")
+    assert main(["train", "language-model", "--steps", "3", "--save", str(model)]) == 2
+    err = capsys.readouterr().err
+    assert "holds a reversal run" in err and "--save" in err and "validation perplexity" not in err
+    assert model.read_bytes() == b"the reversal run's model"

@@ -129,6 +129,14 @@ RUN_MARKER = "course_run.json"  # names the task whose run a folder holds
 _NEW_CLAIMS = []  # (folder, whether the claim made it) of markers written by this process
 
 
+def _run_owner(marker):
+    """The task named by a run folder's marker file (None when the marker is damaged)."""
+    try:
+        return json.loads(marker.read_text()).get("task")
+    except (ValueError, AttributeError):
+        return None
+
+
 def claim_run_folder(out_dir, task, own_file):
     """Makes sure `out_dir` holds nothing but a run of `task`, and marks it as one.
 
@@ -146,10 +154,7 @@ def claim_run_folder(out_dir, task, own_file):
     folder = Path(out_dir)
     marker = folder / RUN_MARKER
     if marker.is_file():
-        try:
-            owner = json.loads(marker.read_text()).get("task")
-        except (ValueError, AttributeError):
-            owner = None
+        owner = _run_owner(marker)
         if owner != task:
             raise ValueError(
                 f"{str(out_dir)!r} holds a {owner or 'different'} run ({RUN_MARKER}); a {task} run would overwrite "
@@ -166,6 +171,21 @@ def claim_run_folder(out_dir, task, own_file):
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"task": task}))
     _NEW_CLAIMS.append((folder, made_folder))
+
+
+def check_file_outside_runs(path, flag):
+    """Refuses to write the file `path` into a folder that holds a task's run (its marker says so).
+
+    For commands that save one file (`--save`) rather than a run folder: they
+    would otherwise replace a file of that run, e.g. its `model.keras`.
+    """
+    marker = Path(path).parent / RUN_MARKER
+    if marker.is_file():
+        owner = _run_owner(marker)
+        raise ValueError(
+            f"{str(Path(path).parent)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there could "
+            f"replace one of its files. Choose a path outside it. Received: {flag} {str(path)!r}"
+        )
 
 
 def release_unused_claims():

@@ -14,7 +14,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
-from course_lib.tasks.arguments import output_file, positive_int
+from course_lib.tasks.arguments import check_file_outside_runs, output_file, positive_int
 from course_lib.training import pick
 
 
@@ -125,6 +125,8 @@ def sample_text(layer, num_samples=5, temperature=0.0, seed=0, max_length=80):
 
 
 def _train_command(args):
+    if args.save:
+        check_file_outside_runs(args.save, "--save")  # before training: the run's files stay as they are
     settings = default_settings()
     if args.steps is not None:
         settings["steps"] = args.steps
