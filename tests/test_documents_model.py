@@ -121,3 +121,22 @@ def test_document_pictures(tmp_path):
         document_html(sentences, [1.0], word_weights)
     with pytest.raises(ValueError, match="square"):
         confusion_matrix_plot([[1, 2]], ["a"])
+
+
+def test_words_of_an_ignored_sentence_stay_pale():
+    """Word shading is alpha_ij times alpha_i (each relative to its largest), in the HTML and the figure."""
+    import re
+
+    from course_lib.plots.documents import document_figure, document_html, word_shades
+
+    sentences = [["the", "coach", "won"], ["an", "old", "bridge"]]
+    sentence_weights = np.array([1.0, 0.0])
+    word_weights = np.array([[0.1, 0.8, 0.1], [0.9, 0.05, 0.05]])  # sentence 1 peaks too, but is ignored
+    shades = word_shades(sentence_weights, word_weights, sentences)
+    assert np.allclose(shades[0], [0.125, 1.0, 0.125]) and np.allclose(shades[1], 0.0)
+    alphas = [float(a) for a in re.findall(r"rgba\(230, 80, 30, ([0-9.]+)\)", document_html(sentences, sentence_weights,
+                                                                                          word_weights))]
+    assert alphas == [0.11, 0.85, 0.11, 0.0, 0.0, 0.0]
+    figure = document_figure(sentences, sentence_weights, word_weights)
+    faces = {t.get_text(): t.get_bbox_patch().get_facecolor() for t in figure.axes[0].texts if t.get_bbox_patch()}
+    assert faces["bridge"] == faces["an"] != faces["coach"]  # "an" (0.9 in its sentence) is as pale as "bridge"

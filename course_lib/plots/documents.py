@@ -38,14 +38,36 @@ def _check(sentences, sentence_weights, word_weights):
     return sentence_weights, word_weights
 
 
+def word_shades(sentence_weights, word_weights, sentences):
+    """How dark each word is drawn, in [0, 1]: `alpha_ij` times `alpha_i`, each relative to its largest.
+
+    A word's weight `alpha_ij` only says where its sentence looked; whether the
+    document listened to that sentence is `alpha_i`. Scaling by the sentence's
+    weight keeps the words of ignored sentences pale, so the dark words are the
+    ones the classifier actually used.
+
+    Returns:
+        A list with one array per sentence (its words' shades).
+    """
+    top_sentence = sentence_weights[: len(sentences)].max() if len(sentences) else 0.0
+    shades = []
+    for i, words in enumerate(sentences):
+        row = word_weights[i, : len(words)]
+        top_word = row.max() if row.size else 0.0
+        sentence_share = sentence_weights[i] / top_sentence if top_sentence > 0 else 0.0
+        shades.append(row / top_word * sentence_share if top_word > 0 else np.zeros(len(words)))
+    return shades
+
+
 def document_html(sentences, sentence_weights, word_weights=None, title=None, highlight=None):
     """HTML of one document with its attention weights.
 
     Args:
         sentences: list of sentences, each a list of words (as the model saw them).
         sentence_weights: `(>= len(sentences),)` weights `alpha_i`.
-        word_weights: optional `(sentences, words)` weights `alpha_ij`; each
-            sentence's words are shaded relative to its largest weight.
+        word_weights: optional `(sentences, words)` weights `alpha_ij`; words
+            are shaded by `word_shades` (`alpha_ij` times `alpha_i`, each
+            relative to its largest), and hovering shows `alpha_ij`.
         title: optional heading (e.g. true and predicted class).
         highlight: optional sentence index to mark (e.g. the planted sentence).
 
@@ -53,16 +75,15 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
         An HTML string.
     """
     sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
+    shades = None if word_weights is None else word_shades(sentence_weights, word_weights, sentences)
     rows = []
     for i, words in enumerate(sentences):
         weight = sentence_weights[i]
         if word_weights is not None:
-            row = word_weights[i, : len(words)]
-            scale = row.max() if row.size and row.max() > 0 else 1.0
             spans = " ".join(
-                f'<span style="background: rgba(230, 80, 30, {0.85 * w / scale:.2f}); padding: 0 2px" '
+                f'<span style="background: rgba(230, 80, 30, {0.85 * shade:.2f}); padding: 0 2px" '
                 f'title="{w:.3f}">{html.escape(word)}</span>'
-                for word, w in zip(words, row)
+                for word, w, shade in zip(words, word_weights[i], shades[i])
             )
         else:
             spans = html.escape(" ".join(words))
@@ -81,7 +102,7 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
 
 def document_figure(sentences, sentence_weights, word_weights=None, title=None, highlight=None,
                     max_words_per_line=14, ax=None):
-    """The same picture as `document_html`, drawn with Matplotlib.
+    """The same picture as `document_html` (word shades from `word_shades`), drawn with Matplotlib.
 
     Returns:
         The Matplotlib figure (save it with `fig.savefig("doc.png")`).
@@ -95,6 +116,7 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
             f"`max_words_per_line` must be at least 1. Received: max_words_per_line={max_words_per_line!r}"
         )
     sentence_weights, word_weights = _check(sentences, sentence_weights, word_weights)
+    shades = None if word_weights is None else word_shades(sentence_weights, word_weights, sentences)
     lines = []  # (sentence index, first word index, words)
     for i, words in enumerate(sentences):
         for start in range(0, max(len(words), 1), max_words_per_line):
@@ -116,10 +138,8 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
             ax.barh(row, 0.12 * sentence_weights[i], left=0.0, height=0.6, color="#3b6fb6")
             ax.text(0.13, row, f"{sentence_weights[i]:.2f}", va="center", fontsize=8, family="monospace")
         x = 0.19
-        if word_weights is not None:
-            scale = word_weights[i, : len(sentences[i])].max() or 1.0
         for j, word in enumerate(words):
-            shade = 0.0 if word_weights is None else 0.85 * word_weights[i, start + j] / scale
+            shade = 0.0 if word_weights is None else 0.85 * shades[i][start + j]
             drawn = ax.text(x, row, word, va="center", fontsize=9,
                             bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
             x += measure(drawn) + space  # the word's real width, so no two words overlap
