@@ -94,7 +94,9 @@ def setup_cell_source(root=ROOT):
         "if importlib.util.find_spec(\"course_lib\") is None:\n"
         f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
         "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
-        "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")"
+        "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")\n"
+        "# When TensorFlow loads (next cell) it may print a few lines about oneDNN, CPU instructions or missing\n"
+        "# CUDA drivers (on a machine without a GPU). They are harmless start-up notices, not errors."
     )
 
 
