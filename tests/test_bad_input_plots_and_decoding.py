@@ -135,3 +135,11 @@ def test_document_pipeline_words_refuses_ids_outside_the_vocabulary():
         pipeline.words([[4, -1]])
     with pytest.raises(ValueError, match=rf"vocabulary \[0, {size}\).*Received: ids with id {size}"):
         pipeline.words([[4, size]])
+
+
+def test_training_curves_name_their_axes_in_words():
+    history = {"loss": [2.0, 1.0], "token_accuracy": [0.3, 0.6], "val_token_accuracy": [0.2, 0.5]}
+    figure = training_curves({"run": history})
+    assert [(axis.get_title(), axis.get_ylabel()) for axis in figure.axes] == [
+        ("loss", "loss"), ("token accuracy", "token accuracy")]
+    plt.close(figure)

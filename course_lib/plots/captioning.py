@@ -143,7 +143,8 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
                               color=line.get_color(), label=f"{name} (valid)")
         axis.set_xlabel("epoch")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
-        axis.set_title(key)
+        axis.set_ylabel(key.replace("_", " "))  # "token_accuracy" -> "token accuracy"
+        axis.set_title(key.replace("_", " "))
         axis.legend(fontsize=8)
     if title:
         figure.suptitle(title)
