@@ -214,6 +214,7 @@ class AttentionExplorer:
         plane.scatter([oracle_context[0]], [oracle_context[1]], marker="x", s=80, color="tab:red", zorder=3,
                       label="oracle c_t")
         plane.set_aspect("equal")
+        plane.margins(x=0.3, y=0.15)  # room for the labels "h_j word" beside the outermost states
         plane.set_xlabel("state coordinate 1 (toy 2-D states)")
         plane.set_ylabel("state coordinate 2")
         plane.set_title("context vector among the encoder states", fontsize=10)
