@@ -13,7 +13,8 @@ def _pyplot():
     return plt
 
 
-def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None, annotate=None, fontproperties=None):
+def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None, annotate=None, fontproperties=None,
+                      colorbar=True):
     """Draws an `(L, T)` attention matrix as a heat map (darker = more weight).
 
     Args:
@@ -26,6 +27,8 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             at most 12 x 12).
         fontproperties: a `matplotlib.font_manager.FontProperties` for the tick
             labels, e.g. a Devanagari font for Hindi.
+        colorbar: draw the colour bar (0 to 1) beside the heat map; a grid of
+            heat maps draws one per row instead of one per panel.
 
     Returns:
         The axes.
@@ -78,7 +81,8 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             font["fontproperties"] = fontproperties.copy()
             font["fontproperties"].set_size(_pyplot().rcParams["axes.titlesize"])
         ax.set_title(title, pad=28, **font)
-    ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="alpha")
+    if colorbar:
+        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="alpha")
     return ax
 
 

@@ -78,6 +78,8 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
                 ax=ax,
                 annotate=annotate,
                 fontproperties=fontproperties,
+                # one colour bar per row (every panel has the same 0-1 scale), beside its last heat map
+                colorbar=index % ncols == ncols - 1 or index == len(examples) - 1,
             )
         except ValueError:
             plt.close(figure)  # a bad example leaves no half-drawn figure behind
@@ -101,8 +103,13 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
 
 
 def _size_row_labels(figure, axes, examples, smallest, largest):
-    """Sets each heat map's row-label size from the height of one of its rows."""
-    for ax, example in zip(axes, examples):
-        rows = max(1, len(example["output_labels"]))
-        pitch = ax.get_position().height * figure.get_figheight() * 72 / rows  # points per row
-        ax.tick_params(axis="y", labelsize=float(np.clip(0.5 * pitch, smallest, largest)))
+    """Sets one row-label size for all heat maps, from the height of the shortest row among them.
+
+    One size for every panel, so that the same word (e.g. `<stop>`) does not
+    look larger in a short output than in a long one.
+    """
+    pitches = [ax.get_position().height * figure.get_figheight() * 72 / max(1, len(example["output_labels"]))
+               for ax, example in zip(axes, examples)]  # points per row
+    size = float(np.clip(0.5 * min(pitches), smallest, largest))
+    for ax in axes:
+        ax.tick_params(axis="y", labelsize=size)
