@@ -1,1 +1,1 @@
-"""Text: normalisation, tokenisation and vocabularies (import the modules directly)."""
+"""Text: normalisation, tokenisation, vocabularies, documents and column padding (import the modules directly)."""
