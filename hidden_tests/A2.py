@@ -60,15 +60,10 @@ def _grader_step_arguments(inputs):
 
 def _grader_step_counting_keys(step, inputs):
     """The student's step, and how many times it projected the keys W_att h_j again (the memory holds them)."""
+    from course_lib.grading.checks import count_calls
+
     decoder, tokens, state, memory = _grader_step_arguments(inputs)
-    attention, made = decoder.attention, [0]
-    project_keys = attention.project_keys
-
-    def counted(*args, **kwargs):
-        made[0] += 1
-        return project_keys(*args, **kwargs)
-
-    object.__setattr__(attention, "project_keys", counted)
+    made = count_calls(decoder.attention, "project_keys")
     return step(decoder, tokens, state, memory), made[0]
 
 

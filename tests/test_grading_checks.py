@@ -676,3 +676,31 @@ def test_a2_step_check_wants_the_memorys_keys_and_explains_sizes():
         checks.check_attention_decoder_step(step_concatenating_the_values)
     message = str(failure.value)
     assert "4 + 6 = 10 numbers" in message and "\x1b[" not in message, message
+
+
+def test_a2_hidden_weights_test_wants_the_memorys_keys():
+    """The hidden test counts decoder.attention.project_keys during the student's step, in the kernel's helpers."""
+    from types import SimpleNamespace
+
+    from keras import ops
+
+    A2 = _hidden("A2")
+
+    def step_projecting_keys(decoder, previous_tokens, state, memory):
+        embedded = decoder.embedding(previous_tokens)
+        context, weights = decoder.attention(state, memory["values"], mask=memory["mask"])
+        new_state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), state)
+        return decoder.output_layer(new_state), new_state, weights
+
+    test = next(t for t in A2.ASSIGNMENT.tests if "keys projected once" in t.name)
+    inputs = test.inputs(np.random.default_rng(test.seed("A2")))
+    expected = test.expected(inputs)
+    verdicts = {}
+    for name, step in (("reference", A2.attention_decoder_step), ("projects again", step_projecting_keys)):
+        got = eval(test.call, {**A2._helpers, "student": SimpleNamespace(attention_decoder_step=step),  # noqa: S307
+                               "inputs": inputs})
+        got = (tuple(np.asarray(part) for part in got[0]), got[1])
+        verdicts[name] = test.judge(got, expected, inputs)
+    assert verdicts["reference"] == (True, "")
+    assert not verdicts["projects again"][0]
+    assert "the keys W_att h_j were projected again inside the step" in verdicts["projects again"][1]

@@ -485,8 +485,12 @@ def _size_line(error):
     return (sized or lines or [""])[0][:300]
 
 
-def _counting(layer, method):
-    """Replaces `layer.method` by a version that counts its calls; returns the list holding the count."""
+def count_calls(layer, method):
+    """Replaces `layer.method` by a version that counts its calls; returns the list holding the count.
+
+    The visible A2 check and the hidden A2 test (in the student's kernel) both count
+    `decoder.attention.project_keys` this way.
+    """
     original, made = getattr(layer, method), [0]
 
     def counted(*args, **kwargs):
@@ -522,7 +526,7 @@ def check_attention_decoder_step(attention_decoder_step):
 
     decoder, reference, memory, state, mask, called = _a2_decoder()
     tokens = keras.ops.convert_to_tensor([1, 4, 7], dtype="int32")
-    key_projections = _counting(decoder.attention, "project_keys")
+    key_projections = count_calls(decoder.attention, "project_keys")
     result = _call_without_library(
         attention_decoder_step, (decoder, tokens, state, memory), called, "attention_decoder_step",
         "use decoder.embedding, decoder.attention, decoder.cell and decoder.output_layer",
@@ -759,9 +763,8 @@ def check_class_probabilities(class_probabilities):
     if np.argmax(probabilities[0]) != np.argmax(V @ document[0] + b):
         _fail("the most probable class must be the one with the largest V s + b.")
     without_V = check_shape(class_probabilities(document, np.zeros_like(V), b), (2, 3), "class_probabilities")
-    expected = np.exp(b - b.max())
-    expected /= expected.sum()  # softmax(b)
-    check_close(without_V, np.stack([expected, expected]), "class probabilities with V = 0",
+    expected = _softmax_rows(np.stack([b, b]))  # softmax(b) for both documents
+    check_close(without_V, expected, "class probabilities with V = 0",
                 hint="with V = 0 they are softmax(b) for every document: is b missing?")
     confident = class_probabilities(1000.0 * document, V, b)  # logits in the thousands
     check_weights(confident, name="class probabilities for logits in the thousands", over="the classes")
