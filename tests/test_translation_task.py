@@ -98,6 +98,9 @@ def test_evaluation_uses_every_translation_as_reference(trained, parts):
     assert 0.0 <= metrics["bleu"] <= 100.0 and 0.0 <= metrics["alignment_agreement"] <= 1.0
     lengths = task.bleu_by_length(translator, parts["test"][:60])
     assert set(lengths) <= set(range(3, 9))
+    counts = task.sources_by_length(translator, parts["test"][:60])  # what each point of the curve stands for
+    assert set(counts) == set(lengths)
+    assert sum(counts.values()) == len(task.references_by_source(parts["test"][:60], "en-hi")[0])
 
 
 def test_perfect_hypotheses_score_100(parts):

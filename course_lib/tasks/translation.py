@@ -417,8 +417,21 @@ def agreement_by_word(translator, pairs):
     return dict(report)
 
 
+def _sources_with_lengths(translator, pairs):
+    """The distinct sources of `pairs`, their references, and each source's length in tokens."""
+    sources, references = references_by_source(pairs, translator.direction)
+    lengths = [len(tokens) for tokens in translator.source_vocab.tokenize(sources)]
+    return sources, references, lengths
+
+
+def sources_by_length(translator, pairs):
+    """`{source length in words: number of distinct sources}`: how many sentences each point of `bleu_by_length` stands for."""
+    _, _, lengths = _sources_with_lengths(translator, pairs)
+    return {length: lengths.count(length) for length in sorted(set(lengths))}
+
+
 def bleu_by_length(translator, pairs, beam_width=1):
-    """`{source length in words: BLEU}` over the test pairs.
+    """`{source length in words: BLEU}` over the test pairs (group sizes: `sources_by_length`).
 
     A group whose shortest reference has fewer than 4 words is scored with
     BLEU-n for n = that length (BLEU-4 of 3-word sentences is undefined: they
@@ -426,9 +439,8 @@ def bleu_by_length(translator, pairs, beam_width=1):
     """
     from course_lib.metrics.bleu import corpus_bleu
 
-    sources, references = references_by_source(pairs, translator.direction)
+    sources, references, lengths = _sources_with_lengths(translator, pairs)
     hypotheses = translator.translate(sources, beam_width=beam_width)
-    lengths = [len(tokens) for tokens in translator.source_vocab.tokenize(sources)]
     by_length = defaultdict(lambda: ([], []))
     for hypothesis, refs, length in zip(hypotheses, references, lengths):
         by_length[length][0].append(hypothesis)
