@@ -24,7 +24,7 @@ import dataclasses
 import json
 import os
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -400,7 +400,6 @@ def agreement_by_word(translator, pairs):
         `{target word: {"agree": hits, "count": n, "attended_instead": Counter}}`,
         the counter naming the source words the arg-max fell on when it missed.
     """
-    from collections import Counter
 
     weights = translator.teacher_forced_alignments(pairs)  # (batch, tgt_len, src_len)
     report = defaultdict(lambda: {"agree": 0, "count": 0, "attended_instead": Counter()})
@@ -427,7 +426,7 @@ def _sources_with_lengths(translator, pairs):
 def sources_by_length(translator, pairs):
     """`{source length in words: number of distinct sources}`: how many sentences each point of `bleu_by_length` stands for."""
     _, _, lengths = _sources_with_lengths(translator, pairs)
-    return {length: lengths.count(length) for length in sorted(set(lengths))}
+    return dict(sorted(Counter(lengths).items()))
 
 
 def bleu_by_length(translator, pairs, beam_width=1):

@@ -824,11 +824,12 @@ def _resumed_config(args, state):
 def _train_command(args):
     claim_run_folder(args.out, "transliteration", STATE_FILE)
     state = read_state(args.out)
+    # Only a saved model is resumed: without one, a left-over progress file binds neither flags nor data.
     resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
     if resuming:
         config = _resumed_config(args, state)
+        _check_same_training_file(args, state.get("train_file"))
     else:
-        state = {}  # without a saved model there is nothing to resume: a left-over progress file binds nothing
         config = TransliterationConfig.for_profile(
             epochs=args.epochs, batch_size=args.batch_size, units=args.units,
             embedding_dim=args.embedding_dim, learning_rate=args.learning_rate, model_seed=args.model_seed,
@@ -837,14 +838,6 @@ def _train_command(args):
         )
         if args.no_attention:
             config.attention = False
-    previous = state.get("train_file")
-    if previous is not None:
-        check_same_training_data(args.out, previous, args.train)
-        if args.train and not _same_file(previous, args.train):
-            raise ValueError(
-                f"{str(args.out)!r} was trained on {previous!r}; resuming it needs the same file (its vocabularies "
-                f"and the words it has seen come from it), or choose another --out. Received: --train {args.train!r}"
-            )
     if args.train:
         if args.drop_vowel_length is not None:
             raise ValueError(
@@ -882,6 +875,18 @@ def _train_command(args):
                            beam_width=1, direction=config.direction, right_to_left=config.right_to_left)
         print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
     return 0
+
+
+def _check_same_training_file(args, previous):
+    """Refuses to resume a run on other data than it was trained on (`previous`: its recorded file, or None)."""
+    if previous is None:
+        return
+    check_same_training_data(args.out, previous, args.train)
+    if args.train and not _same_file(previous, args.train):
+        raise ValueError(
+            f"{str(args.out)!r} was trained on {previous!r}; resuming it needs the same file (its vocabularies "
+            f"and the words it has seen come from it), or choose another --out. Received: --train {args.train!r}"
+        )
 
 
 def _same_file(recorded, given):
