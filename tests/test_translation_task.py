@@ -153,6 +153,15 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
         assert main(args + ["--epochs", "2", "--units", "16", "--learning-rate", "0.0123"]) == 2
     err = capsys.readouterr().err
     assert "trained with units=8, learning_rate=" in err and "Received: units=16, learning_rate=0.0123" in err
+    # Nor may it go on with another file: its vocabularies and the pairs it has seen come from pairs.txt.
+    other = tmp_path / "other.txt"
+    other.write_text(TATOEBA.replace("fixture", "copy"), encoding="utf-8")
+    before = (out / "state.json").read_text()
+    assert main(["train", "translation", "--train", str(other), "--direction", "hi-en", "--epochs", "2",
+                 "--units", "8", "--embedding-dim", "8", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "needs the same file" in err and "pairs.txt" in err and "Received: --train" in err and "other.txt" in err
+    assert (out / "state.json").read_text() == before  # nothing trained, nothing recorded
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")

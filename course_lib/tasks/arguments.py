@@ -209,12 +209,34 @@ GENERATED = "generated"  # how a run records that it trained on the generated da
 
 
 def check_same_training_data(out_dir, trained_on, train_file):
-    """Refuses to resume the run in `out_dir` (trained on `trained_on`) with the other kind of data."""
+    """Refuses to resume the run in `out_dir` on other data than it was trained on.
+
+    Args:
+        out_dir: the run's folder (for the message).
+        trained_on: what the run recorded: `GENERATED`, or the `--train` file
+            it was started with.
+        train_file: the `--train` given now, or None.
+    """
     if (trained_on == GENERATED) != (not train_file):
         raise ValueError(
             f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same kind of data "
             f"(pass --train again, or choose another --out). Received: --train {train_file!r}"
         )
+    if train_file and not _same_file(trained_on, train_file):
+        raise ValueError(
+            f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same file (its vocabularies "
+            f"and the examples it has seen come from it), or choose another --out. Received: --train {train_file!r}"
+        )
+
+
+def _same_file(recorded, given):
+    """True when `given` names the file the run recorded (the same text, or the same file on disk)."""
+    if str(recorded) == str(given):
+        return True
+    try:
+        return os.path.samefile(recorded, given)
+    except (OSError, ValueError):
+        return False
 
 
 def check_resume_keeps(out_dir, saved_config, given):

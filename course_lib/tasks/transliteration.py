@@ -828,7 +828,8 @@ def _train_command(args):
     resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
     if resuming:
         config = _resumed_config(args, state)
-        _check_same_training_file(args, state.get("train_file"))
+        if state.get("train_file") is not None:
+            check_same_training_data(args.out, state["train_file"], args.train)
     else:
         config = TransliterationConfig.for_profile(
             epochs=args.epochs, batch_size=args.batch_size, units=args.units,
@@ -875,28 +876,6 @@ def _train_command(args):
                            beam_width=1, direction=config.direction, right_to_left=config.right_to_left)
         print(f"validation (greedy): word_accuracy={metrics['word_accuracy']:.4f} cer={metrics['cer']:.4f}")
     return 0
-
-
-def _check_same_training_file(args, previous):
-    """Refuses to resume a run on other data than it was trained on (`previous`: its recorded file, or None)."""
-    if previous is None:
-        return
-    check_same_training_data(args.out, previous, args.train)
-    if args.train and not _same_file(previous, args.train):
-        raise ValueError(
-            f"{str(args.out)!r} was trained on {previous!r}; resuming it needs the same file (its vocabularies "
-            f"and the words it has seen come from it), or choose another --out. Received: --train {args.train!r}"
-        )
-
-
-def _same_file(recorded, given):
-    """True when `given` names the file the run recorded (the same text, or the same file on disk)."""
-    if str(recorded) == str(given):
-        return True
-    try:
-        return os.path.samefile(recorded, given)
-    except (OSError, ValueError):
-        return False
 
 
 def load_alike(model_dirs):
