@@ -19,6 +19,7 @@ import shutil
 import pytest
 
 import course_lib.tasks.transliteration as task
+import course_lib.tasks.transliteration.config as task_config
 from course_lib.cli import main
 from course_lib.data.transliteration_words import generate_pairs, splits
 
@@ -39,7 +40,7 @@ def resumed(tmp_path_factory):
     """A `--no-attention --units 8 --embedding-dim 4` run on the tiny set, resumed with `--epochs 2` alone."""
     out = tmp_path_factory.mktemp("resume") / "run"
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(task, "pick", _tiny_pick)
+        patched.setattr(task_config, "pick", _tiny_pick)
         assert main(["train", "transliteration", "--epochs", "1", "--out", str(out)] + FIRST_RUN) == 0
     first = _state(out)
     captured = io.StringIO()
