@@ -136,6 +136,7 @@ def _decode(model, source, beam_width, batch_size=1024):
 def train(args):
     import keras
 
+    from course_lib.losses import SmoothedMaskedTokenLoss
     from course_lib.metrics.transliteration import word_accuracy
     from course_lib.tasks import transliteration as task
     from course_lib.text.vocabulary import Vocabulary
@@ -158,7 +159,7 @@ def train(args):
                                            clipnorm=config.clipnorm)
     else:
         optimizer = keras.optimizers.Adam(config.learning_rate, clipnorm=config.clipnorm)
-    loss = task.SmoothedMaskedTokenLoss(args.label_smoothing) if args.label_smoothing > 0 else None
+    loss = SmoothedMaskedTokenLoss(args.label_smoothing) if args.label_smoothing > 0 else None
     model.compile(optimizer=optimizer, loss=loss)
     # A held-out part of the training file picks the best epoch (the validation
     # file is only used for the final figures).
