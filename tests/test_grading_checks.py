@@ -1,4 +1,4 @@
-"""Visible checks (course_lib/grading/checks.py) against the wrong answers reviewers found.
+"""Visible checks (course_lib/grading/checks/) against the wrong answers reviewers found.
 
 Each wrong answer below is one a visible check used to accept (or a right answer it
 used to reject) while the hidden tests scored it differently. The right answers
@@ -85,7 +85,7 @@ def test_attention_shapes_check_catches_every_wrong_entry(key):
         checks.check_attention_shapes(shapes_with(key, WRONG_SHAPES[key]))
     message = str(failure.value)
     assert f"gives {key} the wrong shape" in message, message
-    assert checks._SHAPE_HINTS[key] in message
+    assert checks.a1_attention._SHAPE_HINTS[key] in message
 
 
 # -- A2: the library's own step and teacher-forced pass are locked -------------------------
