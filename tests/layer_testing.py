@@ -11,6 +11,8 @@ constructor arguments and example call inputs, it checks
 
 It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
 gradients from `course_lib.gradients.value_and_gradients`.
+
+Also: inputs that several test files share (`documents_with_an_empty_sentence`).
 """
 
 import os
@@ -124,3 +126,16 @@ def run_layer_test(
         padded_kwargs, compare = padding_check
         compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
     return layer
+
+
+# -- inputs that several test files share ---------------------------------------------
+
+DOCUMENT_VOCAB = 30
+
+
+def documents_with_an_empty_sentence():
+    """Two documents of 3 sentences x 4 words: right-padded sentences, and an
+    empty sentence between two real ones in the second document."""
+    return np.array(
+        [[[5, 6, 0, 0], [7, 8, 9, 0], [4, 0, 0, 0]],
+         [[5, 6, 7, 8], [0, 0, 0, 0], [9, 4, 0, 0]]], "int32")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from course_lib.cli import main
+from course_lib.encoders import GRUEncoder
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier
@@ -243,3 +244,13 @@ def test_empty_sources_and_mismatched_batches_are_named():
     captioner = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), vector_dim=24, embedding_dim=8, units=16)
     with pytest.raises(ValueError, match=r"`image` and `target_in` must have the same batch size"):
         captioner({"image": np.zeros((2, 32, 32, 3), "float32"), "target_in": np.ones((3, 4), "int32")})
+
+
+def test_encoder_refuses_a_pad_id_outside_the_vocabulary():
+    with pytest.raises(ValueError, match="Received: pad_id=12, vocab_size=12"):
+        GRUEncoder(12, 4, 6, pad_id=12)
+
+
+def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
+    with pytest.raises(ValueError, match="Received: option=7"):
+        Seq2Seq(12, 10, attention=True, option=7)

@@ -143,3 +143,25 @@ def test_training_curves_name_their_axes_in_words():
     assert [(axis.get_title(), axis.get_ylabel()) for axis in figure.axes] == [
         ("loss", "loss"), ("token accuracy", "token accuracy")]
     plt.close(figure)
+
+
+@pytest.mark.parametrize(
+    "options, received",
+    [(dict(beam_width=0), "beam_width=0"), (dict(beam_width=2.5), "beam_width=2.5"),
+     (dict(beam_width=3, length_penalty=float("nan")), "length_penalty=nan"),
+     (dict(beam_width=3, length_penalty=-1.0), "length_penalty=-1.0")],
+)
+def test_decoding_refuses_impossible_options(options, received):
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        model.generate(np.array([[5, 6, 7]], "int32"), max_length=4, **options)
+
+
+def test_greedy_decoding_refuses_a_fractional_max_length():
+    from course_lib.decoding.greedy import greedy_decode
+
+    model = _model()
+    encoder_outputs, initial_state, source_mask = model.encode(np.array([[5, 6, 7]], "int32"))
+    memory = model.decoder.prepare_memory(encoder_outputs, initial_state, source_mask)
+    with pytest.raises(ValueError, match=r"max_length=0.5"):
+        greedy_decode(model.decoder, memory, model.decoder.start_state(initial_state), 1, 2, 0.5)

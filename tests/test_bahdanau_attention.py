@@ -1,12 +1,13 @@
 """BahdanauAttention against the lecture's equations, computed in NumPy."""
 
+import keras
 import numpy as np
 import pytest
 from keras import ops
 
 from course_lib.gradients import value_and_gradients
 from course_lib.layers import BahdanauAttention
-from tests.layer_testing import run_layer_test
+from layer_testing import run_layer_test
 
 RNG = np.random.default_rng(0)
 
@@ -206,3 +207,18 @@ def test_inputs_of_another_size_after_build_raise_value_error(query_shape, value
 def test_units_must_not_be_a_bool():
     with pytest.raises(ValueError, match="Received: units=True"):
         BahdanauAttention(True)
+
+
+def test_bahdanau_attention_reads_the_keras_mask_that_values_carry():
+    """In a functional model the padding of `values` arrives as Keras's implicit mask, not as `mask=`."""
+    keras.utils.set_random_seed(0)
+    source = keras.Input((None,), dtype="int32")
+    query = keras.Input((6,))
+    values = keras.layers.GRU(6, return_sequences=True)(keras.layers.Embedding(10, 4, mask_zero=True)(source))
+    context, weights = BahdanauAttention(5)(query, values)
+    model = keras.Model([source, query], [context, weights])
+    tokens = np.array([[3, 4, 0, 0], [5, 6, 7, 8]], "int32")
+    _, weights = model([tokens, np.ones((2, 6), "float32")])
+    weights = np.asarray(weights)
+    assert np.all(weights[0, 2:] == 0.0), weights  # padding gets no weight
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)

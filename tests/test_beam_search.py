@@ -173,3 +173,15 @@ def test_float16_decoders_are_scored_in_float32():
     beam = beam_search(decoder, memory, state, GO, STOP, 30, beam_width=1, length_penalty=0.0)
     assert {keras.backend.standardize_dtype(beam[k].dtype) for k in ("log_probs", "scores")} == {"float32"}
     np.testing.assert_allclose(np.asarray(beam["log_probs"])[0, 0], expected, rtol=1e-4)
+
+
+def test_the_beam_search_cache_does_not_keep_a_model_alive():
+    import gc
+    import weakref
+
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+    model.generate(np.array([[5, 6, 7]], "int32"), beam_width=2, max_length=3)
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None

@@ -65,3 +65,13 @@ def test_members_must_share_vocabularies():
         Ensemble([_model(0), Seq2Seq(11, 14, embedding_dim=8, units=16)])
     with pytest.raises(ValueError, match="models=\\[\\]"):
         Ensemble([])
+
+
+def test_ensemble_generate_makes_the_checks_seq2seq_generate_makes():
+    ensemble = Ensemble([_model(0), _model(1)])
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        ensemble.generate(np.array([[5, -1, 7]], "int32"))  # -1 would read the last embedding row
+    with pytest.raises(ValueError, match="beam_width"):
+        ensemble.generate(np.array([[5, 6, 7]], "int32"), beam_width=12)  # 13 tokens - <pad> - <GO> = 11
+    with pytest.raises(ValueError, match="max_length"):
+        ensemble.generate(np.array([[5, 6, 7]], "int32"), max_length=2.5)

@@ -7,7 +7,7 @@ import pytest
 from course_lib.data import char_corpus
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel, parameter_count
-from tests.layer_testing import run_layer_test
+from layer_testing import run_layer_test
 
 
 def _tokens(batch=3, length=6, vocab=11, seed=0):

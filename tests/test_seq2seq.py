@@ -12,7 +12,7 @@ from course_lib.decoding import greedy_decode
 from course_lib.encoders import GRUEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models import Seq2Seq
-from tests.layer_testing import run_layer_test
+from layer_testing import run_layer_test
 
 RNG = np.random.default_rng(1)
 
@@ -319,3 +319,38 @@ def test_mixed_float16_policy_gives_float32_logits_and_a_finite_loss(attention):
             assert keras.backend.standardize_dtype(outputs.dtype) == "float32"
     finally:
         keras.config.set_dtype_policy(previous)
+
+
+def test_seq2seq_masks_its_own_pad_id_in_the_source():
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, pad_id=3)
+    source, padded = np.array([[5, 6, 7]], "int32"), np.array([[5, 6, 7, 3, 3]], "int32")
+    target_in = np.array([[1, 4, 5]], "int32")
+    np.testing.assert_allclose(model({"source": padded, "target_in": target_in}),
+                               model({"source": source, "target_in": target_in}), atol=1e-5)
+    assert np.all(np.asarray(model.alignments(padded, target_in))[0, :, 3:] == 0.0)
+    assert model.encoder.get_config()["pad_id"] == 3
+
+
+def test_an_empty_source_in_a_batch_changes_nothing_for_the_others():
+    """The GRU reads one padding step of an all-padding row (Keras's cuDNN GRU asserts on a row with
+    no step); the other rows' outputs are those they have alone, and the empty row gets no attention."""
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, bidirectional=True)
+    source = np.array([[5, 6, 7], [0, 0, 0]], "int32")
+    target_in = np.array([[1, 4, 5], [1, 6, 7]], "int32")
+    logits = np.asarray(model({"source": source, "target_in": target_in}))
+    alone = np.asarray(model({"source": source[:1], "target_in": target_in[:1]}))
+    np.testing.assert_allclose(logits[:1], alone, atol=1e-5)
+    assert np.all(np.isfinite(logits))
+    assert np.all(np.asarray(model.alignments(source, target_in))[1] == 0.0)
+
+
+def test_plain_decoder_can_decode_before_any_teacher_forced_call():
+    decoder = PlainGRUDecoder(10, 4, 6, option=2)
+    outputs = np.random.default_rng(0).normal(size=(2, 3, 6)).astype("float32")
+    state = outputs[:, -1]
+    memory = decoder.prepare_memory(outputs, state)  # what greedy and beam decoding call first
+    assert decoder.built and "encoding" in memory
+    logits, _ = decoder(np.array([[1, 4], [1, 5]], "int32"), outputs, state)  # failed: "already built"
+    assert tuple(logits.shape) == (2, 2, 10) and len(decoder.weights) == 6

@@ -1,0 +1,57 @@
+"""The token loss and accuracy with sample weights (per example or per token), in `fit` too, and
+the oracle alignment weights of the supervised-attention loss."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, oracle_weights
+from course_lib.models import Seq2Seq
+
+
+def _logits_and_targets():
+    targets = np.array([[3, 2, 0, 0], [4, 4, 4, 2]])
+    logits = np.random.default_rng(0).normal(size=(2, 4, 6)).astype("float32")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    token_losses = -np.take_along_axis(log_probs, targets[..., None], -1)[..., 0]
+    return targets, logits, token_losses
+
+
+def test_token_loss_weights_examples_and_tokens():
+    targets, logits, token_losses = _logits_and_targets()
+    real = targets != 0
+    loss = MaskedTokenLoss()
+    np.testing.assert_allclose(float(loss(targets, logits)), token_losses[real].mean(), rtol=1e-5)
+    # Example weights [1, 0]: the mean over example 0's real tokens (was the plain mean times 0.5).
+    np.testing.assert_allclose(float(loss(targets, logits, sample_weight=np.array([1.0, 0.0]))),
+                               token_losses[0, real[0]].mean(), rtol=1e-5)
+    token_weights = np.array([[2.0, 1.0, 5.0, 5.0], [1.0, 0.0, 0.0, 1.0]])  # padding stays out
+    expected = (token_losses * token_weights * real).sum() / (token_weights * real).sum()
+    np.testing.assert_allclose(float(loss(targets, logits, sample_weight=token_weights)), expected, rtol=1e-5)
+    with pytest.raises(ValueError, match="Received: sample_weight.shape"):
+        loss(targets, logits, sample_weight=np.ones((2, 4, 1)))
+
+
+def test_token_accuracy_weights_examples():
+    targets = np.array([[3, 2, 0, 0], [4, 4, 4, 2]])
+    logits = np.zeros((2, 4, 6), "float32")
+    logits[0, 0, 3] = logits[0, 1, 2] = 5.0  # example 0 right, example 1 wrong
+    accuracy = MaskedTokenAccuracy()
+    accuracy.update_state(targets, logits, sample_weight=np.array([1.0, 0.0]))
+    assert float(accuracy.result()) == 1.0  # was 1/3: the weights were ignored
+
+
+def test_sample_weights_reach_the_loss_in_fit():
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+    model.compile()
+    inputs = {"source": np.array([[5, 6, 0], [7, 8, 9]], "int32"), "target_in": np.array([[1, 4, 5], [1, 6, 7]], "int32")}
+    targets = np.array([[4, 5, 2], [6, 7, 2]], "int32")
+    first_only = model.evaluate(inputs, targets, sample_weight=np.array([1.0, 0.0]), verbose=0, return_dict=True)
+    alone = model.evaluate({k: v[:1] for k, v in inputs.items()}, targets[:1], verbose=0, return_dict=True)
+    np.testing.assert_allclose(first_only["loss"], alone["loss"], rtol=1e-5)
+
+
+def test_oracle_weights_refuse_a_negative_link():
+    with pytest.raises(ValueError, match="links source position -1"):
+        oracle_weights([[{-1}]], 1, 3)

@@ -1,0 +1,94 @@
+"""What every model does once it is built: each sublayer is built and counted, the model's dtype
+policy reaches every sublayer, and a model used only through `forward` saves and reloads."""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.encoders.hierarchical import HierarchicalEncoder
+from course_lib.models import Seq2Seq
+from course_lib.models.captioner import ImageCaptioner
+from course_lib.models.language_model import RNNLanguageModel
+from layer_testing import DOCUMENT_VOCAB, documents_with_an_empty_sentence
+
+
+@pytest.mark.parametrize("encoder", ["han", "plain"])
+def test_a_document_classifiers_hierarchical_encoder_is_built_and_counted(encoder):
+    from course_lib.models.document_classifier import DocumentClassifier
+
+    model = DocumentClassifier(DOCUMENT_VOCAB, 3, encoder=encoder, embedding_dim=4, word_units=5, sentence_units=6)
+    model(documents_with_an_empty_sentence())
+    assert model.encoder.built
+    assert model.encoder.count_params() + model.classifier.count_params() == model.count_params()
+    assert all(weight.path.startswith(f"{model.name}/encoder/") for weight in model.encoder.weights)
+
+
+def test_the_dialog_models_context_encoder_is_built():
+    from course_lib.models.dialog import HierarchicalDialogModel
+
+    model = HierarchicalDialogModel(DOCUMENT_VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)
+    model.build()
+    assert model.encoder.built and model.encoder.count_params() > 0
+
+
+def _teacher_forced_pass(kind):
+    """A fresh model of `kind` and a function running its teacher-forced pass on fixed inputs."""
+    from course_lib.models.dialog import HierarchicalDialogModel
+
+    keras.utils.set_random_seed(0)
+    if kind == "seq2seq":
+        model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+        return model, lambda m: m.forward(np.array([[5, 6, 7]], "int32"), np.array([[1, 4]], "int32"))
+    if kind == "captioner":
+        model = ImageCaptioner(12, decoder="attention", image_size=16, cnn_filters=(4, 8), embedding_dim=4, units=6)
+        images = np.random.default_rng(0).uniform(0, 255, (1, 16, 16, 3)).astype("float32")
+        return model, lambda m: m.forward({"image": images, "target_in": np.array([[1, 4]], "int32")})
+    model = HierarchicalDialogModel(DOCUMENT_VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)
+    return model, lambda m: m.forward(documents_with_an_empty_sentence()[:1], np.array([[1, 4]], "int32"))
+
+
+@pytest.mark.parametrize("kind", ["seq2seq", "captioner", "dialog"])
+def test_a_model_run_only_through_forward_saves_without_the_unbuilt_warning(kind, tmp_path):
+    import warnings
+
+    model, forward = _teacher_forced_pass(kind)
+    logits, _ = forward(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.save(tmp_path / "model.keras")
+    assert not [w for w in caught if "not yet been built" in str(w.message)]
+    reloaded = keras.models.load_model(tmp_path / "model.keras")
+    np.testing.assert_allclose(np.asarray(forward(reloaded)[0]), np.asarray(logits), atol=1e-5)
+
+
+def test_a_models_dtype_policy_reaches_every_sublayer():
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, bidirectional=True, dtype="mixed_float16")
+    model.build()
+    for layer in (model.encoder, model.encoder.embedding, model.encoder.rnn, model.encoder.bridge,
+                  model.decoder, model.decoder.attention, model.decoder.cell):
+        assert layer.dtype_policy.name == "mixed_float16", layer.name
+    assert model.decoder.output_layer.dtype_policy.name == "float32"  # logits stay float32
+    logits = model({"source": np.array([[5, 6, 0]], "int32"), "target_in": np.array([[1, 4]], "int32")})
+    assert keras.backend.standardize_dtype(logits.dtype) == "float32"
+
+
+def test_a_models_dtype_policy_reaches_the_cnn_and_the_plain_hierarchical_grus():
+    captioner = ImageCaptioner(12, decoder="option1", image_size=16, cnn_filters=(4, 8), vector_dim=6,
+                               embedding_dim=4, units=6, dtype="mixed_float16")
+    encoder = captioner.image_encoder
+    for layer in [*encoder.convolutions, encoder.pool, encoder.fc, encoder.fc_dropout]:
+        assert layer.dtype_policy.name == "mixed_float16", layer.name
+    plain = HierarchicalEncoder(DOCUMENT_VOCAB, 4, 5, 6, dtype="mixed_float16")
+    for layer in (plain.word_rnn, plain.sentence_rnn):
+        assert layer.dtype_policy.name == "mixed_float16", layer.name
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_language_model_generates_under_mixed_precision(cell):
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        layer = RNNLanguageModel(10, embedding_dim=4, units=6, cell=cell)
+        tokens, log_probs = layer.generate(num_samples=2, max_length=5)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert np.asarray(tokens).shape == (2, 5) and np.all(np.isfinite(np.asarray(log_probs)))
