@@ -3,6 +3,7 @@
 Modelled on Keras's own `run_layer_test`: given a layer class, its
 constructor arguments and example call inputs, it checks
   * output shapes,
+  * `get_config` holds every constructor argument, with the value given,
   * `get_config` / `from_config` round trip with identical outputs,
   * `.keras` save and load of a model around the layer, identical outputs,
   * training: every trainable weight receives a finite, non-zero gradient
@@ -45,6 +46,23 @@ def _accepts_training(layer):
     return "training" in inspect.signature(layer.call).parameters
 
 
+def check_config_holds_arguments(layer_cls, init_kwargs, config):
+    """A `get_config` that leaves out an argument rebuilds the layer with that argument's default:
+    invisible when the test passes the default, wrong for everybody else."""
+    import inspect
+
+    parameters = inspect.signature(layer_cls.__init__).parameters
+    named = [name for name, parameter in parameters.items()
+             if name != "self" and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+    missing = [name for name in named if name not in config]
+    assert not missing, f"{layer_cls.__name__}.get_config() leaves out {missing}"
+    for name, value in init_kwargs.items():
+        if name in named and isinstance(value, (bool, int, float, str, tuple, list)):
+            saved = config[name]
+            same = list(saved) == list(value) if isinstance(value, (tuple, list)) else saved == value
+            assert same, f"{layer_cls.__name__}.get_config()[{name!r}] is {saved!r}, the layer was made with {value!r}"
+
+
 def run_layer_test(
     layer_cls,
     init_kwargs,
@@ -77,8 +95,9 @@ def run_layer_test(
     for value in outputs:
         assert np.all(np.isfinite(value)), "layer produced NaN or inf"
 
-    # Config round trip.
+    # Config round trip: every constructor argument is in the config, with the value given.
     config = layer.get_config()
+    check_config_holds_arguments(layer_cls, init_kwargs, config)
     clone = layer_cls.from_config(config)
     _call(clone, call_kwargs)
     clone.set_weights(layer.get_weights())

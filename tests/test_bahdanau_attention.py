@@ -222,3 +222,16 @@ def test_bahdanau_attention_reads_the_keras_mask_that_values_carry():
     weights = np.asarray(weights)
     assert np.all(weights[0, 2:] == 0.0), weights  # padding gets no weight
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
+
+
+def test_an_explicit_mask_and_the_mask_values_carry_both_apply():
+    """Padding marked by either mask gets no weight: the two are joined with AND, not OR."""
+    query = RNG.normal(size=(2, 6)).astype("float32")
+    values = RNG.normal(size=(2, 4, 5)).astype("float32")
+    explicit = np.array([[True, False, True, True], [True, True, True, True]])
+    carried = np.array([[True, True, True, False], [True, True, True, True]])
+    _, weights = BahdanauAttention(3)(query, values, mask=explicit, values_mask=carried)
+    weights = np.asarray(weights)
+    assert np.all(weights[0, [1, 3]] == 0.0) and np.all(weights[0, [0, 2]] > 0.0), weights
+    assert np.all(weights[1] > 0.0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)

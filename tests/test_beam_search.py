@@ -185,3 +185,16 @@ def test_the_beam_search_cache_does_not_keep_a_model_alive():
     del model
     gc.collect()
     assert alive() is None
+
+
+@pytest.mark.parametrize("option", [1, 2])
+def test_width_one_equals_greedy_for_the_plain_decoder(option):
+    """Both start from the decoder's own s_0 (`start_state`: h_T for option 1, zeros for option 2)."""
+    keras.utils.set_random_seed(0)
+    model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16, attention=False,
+                    option=option, max_output_length=8)
+    source, _ = reversal.test_set(6, count=10)
+    greedy = model.generate(source, max_length=8)
+    beam = beam_search_model(model, source, max_length=8, beam_width=1, length_penalty=1.0)
+    np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])
+    np.testing.assert_allclose(beam["log_probs"], greedy["scores"], rtol=1e-5, atol=1e-5)

@@ -184,3 +184,17 @@ def test_state_dropout_cell_forgets_per_step():
     assert StateDropoutGRUCell.from_config(cell.get_config()).state_dropout == 0.5
     with pytest.raises(ValueError, match="state_dropout"):
         StateDropoutGRUCell(4, state_dropout=-0.1)
+
+
+def test_plain_encoder_all_padding_document_is_zero_not_nan():
+    """Zero, and not the GRUs' response to zero inputs: with non-zero biases that response is not zero."""
+    documents = make_documents()
+    documents[1] = 0
+    encoder = HierarchicalEncoder(VOCAB, 6, 5, 4)
+    encoder(documents)
+    for weight in encoder.word_rnn.weights + encoder.sentence_rnn.weights:
+        if "bias" in weight.path:
+            weight.assign(np.ones(weight.shape, "float32"))
+    document = np.asarray(encoder(documents)[0])
+    assert np.all(np.isfinite(document))
+    assert np.all(document[1] == 0.0) and np.any(document[0] != 0.0)

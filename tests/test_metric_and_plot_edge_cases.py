@@ -54,6 +54,12 @@ def test_alignment_share_refuses_empty_nan_and_bad_masks():
         alignment_share(mirrored, np.array([[5, 1, 0]]))
 
 
+def test_alignment_share_counts_only_the_valid_steps():
+    attention = np.eye(3)[None]  # steps 0, 1, 2 look at inputs 0, 1, 2
+    assert alignment_share(attention, [[0, 1, 0]]) == pytest.approx(2 / 3)
+    assert alignment_share(attention, [[0, 1, 0]], valid=[[True, True, False]]) == 1.0
+
+
 def test_perplexity_refuses_nan_inf_and_probabilities():
     targets = np.array([[3, 4, 0]])
     log_probs = np.log([[0.5, 0.25, 1.0]])

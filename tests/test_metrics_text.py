@@ -94,5 +94,7 @@ def test_attention_agreement():
     # Padding columns beyond the source length are ignored.
     padded = np.array([[[0.4, 0.0, 0.6]]])
     assert attention_agreement(padded, [[0]], source_lengths=[2]) == 1.0
+    # Each target word's own row: the largest weight over the source positions, not over the steps.
+    assert attention_agreement(np.array([[[0.1, 0.2, 0.7], [0.6, 0.3, 0.1]]]), [[2, 0]]) == 1.0
     with pytest.raises(ValueError, match="one gold alignment"):
         attention_agreement(attention, [])

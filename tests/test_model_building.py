@@ -8,14 +8,14 @@ import pytest
 from course_lib.encoders.hierarchical import HierarchicalEncoder
 from course_lib.models import Seq2Seq
 from course_lib.models.captioner import ImageCaptioner
+from course_lib.models.dialog import HierarchicalDialogModel
+from course_lib.models.document_classifier import DocumentClassifier
 from course_lib.models.language_model import RNNLanguageModel
-from layer_testing import DOCUMENT_VOCAB, documents_with_an_empty_sentence
+from layer_testing import DOCUMENT_VOCAB, check_config_holds_arguments, documents_with_an_empty_sentence
 
 
 @pytest.mark.parametrize("encoder", ["han", "plain"])
 def test_a_document_classifiers_hierarchical_encoder_is_built_and_counted(encoder):
-    from course_lib.models.document_classifier import DocumentClassifier
-
     model = DocumentClassifier(DOCUMENT_VOCAB, 3, encoder=encoder, embedding_dim=4, word_units=5, sentence_units=6)
     model(documents_with_an_empty_sentence())
     assert model.encoder.built
@@ -24,8 +24,6 @@ def test_a_document_classifiers_hierarchical_encoder_is_built_and_counted(encode
 
 
 def test_the_dialog_models_context_encoder_is_built():
-    from course_lib.models.dialog import HierarchicalDialogModel
-
     model = HierarchicalDialogModel(DOCUMENT_VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)
     model.build()
     assert model.encoder.built and model.encoder.count_params() > 0
@@ -33,8 +31,6 @@ def test_the_dialog_models_context_encoder_is_built():
 
 def _teacher_forced_pass(kind):
     """A fresh model of `kind` and a function running its teacher-forced pass on fixed inputs."""
-    from course_lib.models.dialog import HierarchicalDialogModel
-
     keras.utils.set_random_seed(0)
     if kind == "seq2seq":
         model = Seq2Seq(12, 10, embedding_dim=4, units=6)
@@ -92,3 +88,26 @@ def test_language_model_generates_under_mixed_precision(cell):
     finally:
         keras.mixed_precision.set_global_policy("float32")
     assert np.asarray(tokens).shape == (2, 5) and np.all(np.isfinite(np.asarray(log_probs)))
+
+
+CONFIGURED_MODELS = {  # one model of every kind, each with some arguments away from their defaults
+    "seq2seq, bidirectional with attention": (Seq2Seq, dict(
+        source_vocab_size=12, target_vocab_size=10, embedding_dim=4, units=6, bidirectional=True, deep_output=True,
+        max_output_length=7, pad_id=3)),
+    "seq2seq, plain option 2": (Seq2Seq, dict(
+        source_vocab_size=12, target_vocab_size=10, embedding_dim=4, units=6, attention=False, option=2)),
+    "captioner": (ImageCaptioner, dict(
+        vocab_size=12, decoder="attention", image_size=16, cnn_filters=(4, 8), embedding_dim=4, units=6)),
+    "document classifier": (DocumentClassifier, dict(
+        vocab_size=DOCUMENT_VOCAB, num_classes=3, encoder="plain", embedding_dim=4, word_units=5, sentence_units=6)),
+    "dialog": (HierarchicalDialogModel, dict(
+        vocab_size=DOCUMENT_VOCAB, embedding_dim=4, word_units=5, sentence_units=6, units=7)),
+    "language model": (RNNLanguageModel, dict(vocab_size=10, embedding_dim=4, units=6, cell="lstm")),
+}
+
+
+@pytest.mark.parametrize("kind", list(CONFIGURED_MODELS))
+def test_a_models_config_holds_every_constructor_argument(kind):
+    """A model saved as `.keras` is rebuilt from its config: an argument left out comes back as its default."""
+    model_cls, arguments = CONFIGURED_MODELS[kind]
+    check_config_holds_arguments(model_cls, arguments, model_cls(**arguments).get_config())

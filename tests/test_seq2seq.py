@@ -354,3 +354,42 @@ def test_plain_decoder_can_decode_before_any_teacher_forced_call():
     assert decoder.built and "encoding" in memory
     logits, _ = decoder(np.array([[1, 4], [1, 5]], "int32"), outputs, state)  # failed: "already built"
     assert tuple(logits.shape) == (2, 2, 10) and len(decoder.weights) == 6
+
+
+def test_bidirectional_bridge_reads_the_forward_end_and_the_backward_start():
+    """s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b): the forward state at the last real token, the
+    backward state at the first (row 0 is padded after 3 tokens)."""
+    encoder = GRUEncoder(12, 5, 8, bidirectional=True, decoder_units=6)
+    source = _tokens(2, 4, pad_from=[3, 4])
+    outputs, state, _ = encoder(source)
+    outputs = np.asarray(outputs)  # (batch, src_len, 16) = [h_fwd_j; h_bwd_j]
+    forward_end = outputs[np.arange(2), [2, 3], :8]
+    backward_start = outputs[:, 0, 8:]
+    kernel, bias = (np.asarray(weight) for weight in (encoder.bridge.kernel, encoder.bridge.bias))
+    expected = np.tanh(np.concatenate([forward_end, backward_start], axis=-1) @ kernel + bias)
+    np.testing.assert_allclose(np.asarray(state), expected, atol=1e-5)
+
+
+def test_teacher_forced_decoding_projects_the_keys_once(monkeypatch):
+    """W_att h_j depends only on the source: one projection serves all five target steps."""
+    inputs = _decoder_inputs(tgt_len=5)
+    decoder = AttentionGRUDecoder(10, 6, 8)
+    decoder(**inputs)  # builds the layer
+    calls = []
+    project_keys = decoder.attention.project_keys
+    monkeypatch.setattr(decoder.attention, "project_keys", lambda values: calls.append(1) or project_keys(values))
+    decoder(**inputs)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("option", [1, 2])
+def test_plain_teacher_forced_call_equals_stepping_by_hand(option):
+    inputs = _decoder_inputs()
+    inputs.pop("source_mask")
+    decoder = PlainGRUDecoder(10, 6, 8, option=option)
+    logits = np.asarray(decoder(**inputs)[0])
+    memory = decoder.prepare_memory(inputs["encoder_outputs"], inputs["initial_state"])
+    state = decoder.start_state(inputs["initial_state"])
+    for t in range(inputs["target_inputs"].shape[1]):
+        step_logits, state, _ = decoder.step(inputs["target_inputs"][:, t], state, memory)
+        np.testing.assert_allclose(step_logits, logits[:, t], atol=1e-5)
