@@ -58,6 +58,9 @@ def main():
 
     from course_lib.training.threads import tune_for_small_cpu
 
+    import keras
+
+    backend = {"tensorflow": "TF", "jax": "JAX", "torch": "PyTorch"}.get(keras.backend.backend(), keras.backend.backend())
     tuned = False if args.default_threads else tune_for_small_cpu()
     print(f"TensorFlow threads: {'1 per op, 2 ops at a time' if tuned else 'defaults'}", flush=True)
     runs = {args.steps: run_ours(args.steps)}
@@ -65,12 +68,15 @@ def main():
         runs[args.short_steps] = run_ours(args.short_steps)
     for steps, ours in runs.items():
         meets = all(ours["exact_match"][k] >= 0.995 for k in (5, 7, 10)) and ours["alignment"] >= 0.99
-        print(f"course_lib (Keras 3 / TF), {steps} steps: train {ours['train_seconds']:.1f} s, "
+        print(f"course_lib (Keras 3 / {backend}), {steps} steps: train {ours['train_seconds']:.1f} s, "
               f"{steps / ours['train_seconds']:.1f} steps/s, evaluation {ours['eval_seconds']:.1f} s, "
               f"total {ours['total_seconds']:.1f} s")
         print("  exact match at 5/7/10: " + " / ".join(f"{ours['exact_match'][k]:.3f}" for k in (5, 7, 10))
               + f", alignment {ours['alignment']:.4f} (targets >= 0.995 and >= 0.99: {'met' if meets else 'NOT met'})")
-    if args.no_reference or importlib.util.find_spec("torch") is None:
+    if args.no_reference:
+        print("PyTorch reference skipped (--no-reference).")
+        return
+    if importlib.util.find_spec("torch") is None:
         print("PyTorch is not installed: reference skipped (pip install torch to compare).")
         return
     reference = run_reference(args.steps)
