@@ -198,3 +198,20 @@ def test_width_one_equals_greedy_for_the_plain_decoder(option):
     beam = beam_search_model(model, source, max_length=8, beam_width=1, length_penalty=1.0)
     np.testing.assert_array_equal(beam["tokens"], greedy["tokens"])
     np.testing.assert_allclose(beam["log_probs"], greedy["scores"], rtol=1e-5, atol=1e-5)
+
+
+def test_decoding_never_writes_go_or_pad_even_when_they_score_best():
+    """<GO> and <pad> are not words: greedy and beam search skip them, here where the table ranks them first."""
+    table = np.zeros((5, 5))
+    table[GO] = [0.5, 0.3, 0.0, 0.15, 0.05]  # <pad>, then <GO>, then "a"
+    table[A] = [0.1, 0.6, 0.2, 0.05, 0.05]  # <GO> first, then <stop>
+    table[B] = table[STOP] = table[PAD] = [1, 0, 0, 0, 0]
+    decoder = TableDecoder(table)
+    memory = {"mask": np.ones((1, 3), bool)}
+    state = np.zeros((1, 4), "float32")
+    greedy_tokens, _, _ = greedy_decode(decoder, memory, state, GO, STOP, 4)
+    assert np.asarray(greedy_tokens)[0].tolist() == [A, STOP, PAD, PAD]
+    beams = np.asarray(beam_search(decoder, memory, state, GO, STOP, max_length=4, beam_width=2)["tokens"])[0]
+    for row in beams:
+        written = row[: list(row).index(STOP) + 1] if STOP in row else row
+        assert PAD not in written and GO not in written, beams

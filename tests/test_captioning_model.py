@@ -144,3 +144,27 @@ def test_fit_lowers_the_loss_on_a_tiny_batch():
     model.compile(keras.optimizers.Adam(1e-2))
     history = model.fit(inputs, target_out, epochs=40, batch_size=8, verbose=0)
     assert history.history["loss"][-1] < 0.5 * history.history["loss"][0], history.history["loss"]
+
+
+def _features_captioner(decoder):
+    keras.utils.set_random_seed(0)
+    model = ImageCaptioner(20, decoder=decoder, encoder="features", feature_locations=4, feature_channels=3,
+                           feature_vector_dim=5, embedding_dim=4, units=6)
+    rng = np.random.default_rng(0)
+    inputs = {"locations": rng.normal(size=(1, 4, 3)).astype("float32"),
+              "vector": rng.normal(size=(1, 5)).astype("float32"), "target_in": np.array([[1, 5, 6]], "int32")}
+    return model, inputs, rng
+
+
+def test_option2_logits_depend_on_the_image_vector():
+    model, inputs, rng = _features_captioner("option2")
+    other = dict(inputs, vector=rng.normal(size=(1, 5)).astype("float32"))
+    assert np.abs(np.asarray(model(other)) - np.asarray(model(inputs))).max() > 1e-4
+
+
+def test_attention_captioner_does_not_depend_on_the_order_of_the_locations():
+    """s_0 = tanh(W_init mean_j a_j) and c_t = sum_j alpha_tj a_j: neither sees the order of the 196 (here 4)
+    locations, so reversing it changes no logit (a state started from, say, the last location would)."""
+    model, inputs, _ = _features_captioner("attention")
+    reversed_locations = dict(inputs, locations=inputs["locations"][:, ::-1].copy())
+    np.testing.assert_allclose(np.asarray(model(reversed_locations)), np.asarray(model(inputs)), atol=1e-5)

@@ -52,6 +52,8 @@ def test_alignment_share_refuses_empty_nan_and_bad_masks():
         alignment_share(np.full((1, 3, 3), np.nan), gold)  # argmax would silently pick position 0
     with pytest.raises(ValueError, match="range \\[0, 5\\]"):
         alignment_share(mirrored, np.array([[5, 1, 0]]))
+    with pytest.raises(ValueError, match="range"):  # one past the last input position, not a miss
+        alignment_share(mirrored, np.array([[3, 1, 0]]))
 
 
 def test_alignment_share_counts_only_the_valid_steps():

@@ -17,6 +17,10 @@ def test_examples_reverse_and_frame_with_go_and_stop():
     assert reversal.decode_ids(source[0]) == [7, 3, 2, 7, 7, 1]
     assert target_in[0, 0] == reversal.GO and reversal.decode_ids(target_in[0]) == [1, 7, 7, 2, 3, 7]
     assert target_out[0, -1] == reversal.STOP and reversal.decode_ids(target_out[0]) == [1, 7, 7, 2, 3, 7]
+    for length in range(1, 15):  # every length reverses, the training lengths and those beyond
+        digits = np.arange(length)[None] % 10
+        _, _, target_out = reversal.make_examples(digits)
+        assert reversal.decode_ids(target_out[0]) == digits[0, ::-1].tolist(), length
 
 
 def test_training_batches_have_one_length_each_within_range_and_are_seeded():

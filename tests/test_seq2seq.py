@@ -393,3 +393,10 @@ def test_plain_teacher_forced_call_equals_stepping_by_hand(option):
     for t in range(inputs["target_inputs"].shape[1]):
         step_logits, state, _ = decoder.step(inputs["target_inputs"][:, t], state, memory)
         np.testing.assert_allclose(step_logits, logits[:, t], atol=1e-5)
+
+
+def test_one_directional_encoder_bridges_to_other_decoder_units():
+    encoder = GRUEncoder(12, 5, 8, decoder_units=6)
+    outputs, state, _ = encoder(np.array([[3, 4, 5]], "int32"))
+    assert encoder.bridge is not None
+    assert tuple(outputs.shape) == (1, 3, 8) and tuple(state.shape) == (1, 6)
