@@ -1,5 +1,6 @@
 """What every model does once it is built: each sublayer is built and counted, the model's dtype
-policy reaches every sublayer, and a model used only through `forward` saves and reloads."""
+policy reaches every sublayer, a model used only through `forward` saves and reloads, and its
+config holds every constructor argument."""
 
 import keras
 import numpy as np
