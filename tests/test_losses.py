@@ -5,7 +5,7 @@ import keras
 import numpy as np
 import pytest
 
-from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, oracle_weights
+from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, SmoothedMaskedTokenLoss, oracle_weights
 from course_lib.models import Seq2Seq
 
 
@@ -60,8 +60,6 @@ def test_oracle_weights_refuse_a_negative_link():
 def test_smoothed_loss_spreads_over_the_whole_vocabulary():
     """With equal logits every token has probability 1/V, so the loss is log V whatever the smoothed
     target is, as long as it sums to one (epsilon over all V tokens, the right one included)."""
-    from course_lib.losses import SmoothedMaskedTokenLoss
-
     targets = np.array([[4, 5, 2, 0]])
     loss = float(SmoothedMaskedTokenLoss(0.1)(targets, np.zeros((1, 4, 7), "float32")))
     assert loss == pytest.approx(np.log(7), rel=1e-5)
