@@ -13,8 +13,14 @@ course library on Colab (`setup_cell_source`). After editing `course.toml`
 the set-up cell of every notebook in `notebooks/`, `solutions/` and
 `assignments/` (`refresh_setup_cells`); `course-lib assign` writes it into the
 student notebooks as well.
+
+The same command writes which runtime Colab opens each notebook on
+(`write_colab_runtime`): a GPU for the notebooks that train models in the full
+profile, Colab's default CPU runtime for the others. The choice is listed per
+notebook in `tools/course_map.py`.
 """
 
+import json
 import re
 import tomllib
 from dataclasses import dataclass
@@ -23,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BRANCH = "main"
 SETUP_MARKER = "# Set-up: on Colab"
+COLAB_GPU_TYPE = "T4"  # the GPU of Colab's free tier
 NOTEBOOK_FOLDERS = ("notebooks", "solutions", "assignments")
 REFRESH_COMMAND = "python tools/course_map.py"
 GITHUB_URL = re.compile(r"https://github\.com/(?P<owner>[^/\s]+)/(?P<name>[^/\s]+?)(?:\.git)?/?")
@@ -125,12 +132,59 @@ def notebooks_with_setup_cells(root=ROOT):
     return sorted(p for folder in NOTEBOOK_FOLDERS for p in (Path(root) / folder).glob("*.ipynb"))
 
 
-def stale_setup_cells(paths, root=ROOT):
-    """The paths among `paths` whose set-up cell differs from the one `course.toml` gives."""
+def write_colab_runtime(notebook, gpu):
+    """Sets the runtime that Colab opens the notebook on; True when the metadata changed.
+
+    Colab reads two fields of the notebook's metadata when it opens it (they
+    are what "Runtime -> Change runtime type" saves): `accelerator` and
+    `colab.gpuType`. With `gpu=True` they are set to "GPU" and
+    `COLAB_GPU_TYPE`, so "Open in Colab" connects to a GPU runtime; with
+    `gpu=False` both are removed and Colab opens its default CPU runtime.
+    Nothing else in the metadata changes.
+    """
+    metadata = notebook.metadata
+    before = json.dumps(metadata, sort_keys=True)
+    colab = dict(metadata.get("colab", {}))
+    if gpu:
+        metadata["accelerator"] = "GPU"
+        colab["gpuType"] = COLAB_GPU_TYPE
+    else:
+        metadata.pop("accelerator", None)
+        colab.pop("gpuType", None)
+    if colab:
+        metadata["colab"] = colab
+    else:
+        metadata.pop("colab", None)
+    return json.dumps(metadata, sort_keys=True) != before
+
+
+def _stale(paths, edit):
+    """The paths among `paths` whose notebook `edit(notebook)` would change (nothing is written)."""
     import nbformat
 
+    return [Path(p) for p in paths if edit(nbformat.read(p, as_version=4))]
+
+
+def _rewrite(paths, edit):
+    """Applies `edit(notebook) -> changed` to each notebook in `paths`; writes only the changed ones, returns them."""
+    import nbformat
+
+    changed = []
+    for path in paths:
+        path = Path(path)
+        text = path.read_text()
+        notebook = nbformat.reads(text, as_version=4)
+        if edit(notebook):
+            new = nbformat.writes(notebook)
+            path.write_text(new + "\n" if text.endswith("\n") and not new.endswith("\n") else new)
+            changed.append(path)
+    return changed
+
+
+def stale_setup_cells(paths, root=ROOT):
+    """The paths among `paths` whose set-up cell differs from the one `course.toml` gives."""
     wanted = setup_cell_source(root)  # course.toml is read once
-    return [p for p in paths if write_setup_cell(nbformat.read(p, as_version=4), wanted)]
+    return _stale(paths, lambda notebook: write_setup_cell(notebook, wanted))
 
 
 def refresh_setup_cells(paths, root=ROOT):
@@ -139,21 +193,28 @@ def refresh_setup_cells(paths, root=ROOT):
     Only the set-up cell changes, and only where it differs: a notebook that
     is already up to date is not written at all.
     """
-    import nbformat
+    wanted = setup_cell_source(root)
+    return _rewrite(paths, lambda notebook: write_setup_cell(notebook, wanted))
 
-    wanted, changed = setup_cell_source(root), []
-    for path in paths:
-        path = Path(path)
-        text = path.read_text()
-        notebook = nbformat.reads(text, as_version=4)
-        if write_setup_cell(notebook, wanted):
-            new = nbformat.writes(notebook)
-            path.write_text(new + "\n" if text.endswith("\n") and not new.endswith("\n") else new)
-            changed.append(path)
+
+def stale_colab_runtimes(runtimes):
+    """The paths of `runtimes` (`{path: gpu}`) whose metadata asks Colab for another runtime."""
+    stale = []
+    for path, gpu in runtimes.items():
+        stale += _stale([path], lambda notebook: write_colab_runtime(notebook, gpu))
+    return stale
+
+
+def refresh_colab_runtimes(runtimes):
+    """Writes the runtime of each notebook of `runtimes` (`{path: gpu}`) where it differs; returns the paths changed."""
+    changed = []
+    for path, gpu in runtimes.items():
+        changed += _rewrite([path], lambda notebook: write_colab_runtime(notebook, gpu))
     return changed
 
 
 __all__ = [
-    "Repository", "colab_url", "notebooks_with_setup_cells", "read", "refresh_setup_cells",
-    "setup_cell", "setup_cell_source", "stale_setup_cells", "write_setup_cell",
+    "Repository", "colab_url", "notebooks_with_setup_cells", "read", "refresh_colab_runtimes", "refresh_setup_cells",
+    "setup_cell", "setup_cell_source", "stale_colab_runtimes", "stale_setup_cells", "write_colab_runtime",
+    "write_setup_cell",
 ]

@@ -118,3 +118,52 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 1))
     with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -e \.` there instead"):
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+
+
+def test_colab_opens_the_notebooks_that_train_on_a_gpu():
+    runtimes = course_map.colab_runtimes()
+    assert {p.parent.name for p in runtimes} == {"notebooks", "solutions", "assignments"}
+    assert runtimes[ROOT / "notebooks" / "04_reversal_attention.ipynb"] is True
+    assert runtimes[ROOT / "notebooks" / "03_attention_by_hand.ipynb"] is False
+    assert runtimes[ROOT / "solutions" / "A3_transliteration.ipynb"] is True
+    for path, gpu in runtimes.items():
+        metadata = nbformat.read(path, as_version=4).metadata
+        assert metadata.get("accelerator") == ("GPU" if gpu else None), (path, metadata)
+        assert metadata.get("colab", {}).get("gpuType") == (course_repository.COLAB_GPU_TYPE if gpu else None), path
+
+
+def test_write_colab_runtime_changes_only_the_runtime_fields():
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata.update({"colab": {"name": "mine.ipynb", "provenance": []}, "kernelspec": {"name": "python3"}})
+    assert course_repository.write_colab_runtime(notebook, gpu=True)
+    assert notebook.metadata == {
+        "accelerator": "GPU", "kernelspec": {"name": "python3"},
+        "colab": {"name": "mine.ipynb", "provenance": [], "gpuType": course_repository.COLAB_GPU_TYPE},
+    }
+    assert not course_repository.write_colab_runtime(notebook, gpu=True)  # already so: nothing to write
+    assert course_repository.write_colab_runtime(notebook, gpu=False)
+    assert notebook.metadata == {"colab": {"name": "mine.ipynb", "provenance": []}, "kernelspec": {"name": "python3"}}
+    bare = nbformat.v4.new_notebook()
+    assert course_repository.write_colab_runtime(bare, gpu=True)
+    assert course_repository.write_colab_runtime(bare, gpu=False)
+    assert "colab" not in bare.metadata and "accelerator" not in bare.metadata
+
+
+def test_the_course_map_finds_and_rewrites_a_wrong_runtime(tmp_path):
+    root = _fork(tmp_path)
+    course_map.main([], root=root)  # the fork's set-up cells
+    reversal, by_hand = root / "notebooks" / "04_reversal_attention.ipynb", root / "notebooks" / "03_attention_by_hand.ipynb"
+    for path, gpu in ((reversal, False), (by_hand, True)):  # each the wrong way round
+        assert course_repository.refresh_colab_runtimes({path: gpu}) == [path]
+    assert course_map.main(["--check"], root=root) == 1
+    assert course_map.main([], root=root) == 0
+    assert course_map.main(["--check"], root=root) == 0
+    assert nbformat.read(reversal, as_version=4).metadata["accelerator"] == "GPU"
+    assert "accelerator" not in nbformat.read(by_hand, as_version=4).metadata
+
+
+def test_a_student_notebook_opens_on_its_solutions_runtime():
+    solution = nbformat.read(ROOT / "solutions" / "A2_attentional_decoder.ipynb", as_version=4)
+    student, _ = authoring.make_student_notebook(solution)
+    assert student.metadata["accelerator"] == "GPU"
+    assert student.metadata["colab"]["gpuType"] == course_repository.COLAB_GPU_TYPE

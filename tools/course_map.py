@@ -1,14 +1,17 @@
-"""Writes `docs/course_map.md` and the notebooks' set-up cells from `course.toml`.
+"""Writes `docs/course_map.md`, the notebooks' set-up cells and their Colab runtimes.
 
-    python tools/course_map.py           # rewrite docs/course_map.md and stale set-up cells
-    python tools/course_map.py --check   # exit 1 if either is out of date
+    python tools/course_map.py           # rewrite docs/course_map.md, stale set-up cells and runtimes
+    python tools/course_map.py --check   # exit 1 if any of them is out of date
 
 Everything comes from the one list `ENTRIES` below (edit it, then rerun), and
 the "Open in Colab" links from the repository URL and branch in `course.toml`:
 `https://colab.research.google.com/github/<owner>/<repo>/blob/<branch>/<path>`.
 The first code cell of every notebook in `notebooks/`, `solutions/` and
 `assignments/` (the Colab set-up cell, which pip-installs `course_lib` from
-that repository) is rewritten too, where it differs; nothing else in a
+that repository) is rewritten too, where it differs, and so is the runtime
+Colab opens a notebook on: a GPU where its entry says `colab_gpu=True` (the
+notebooks that train models in the full profile; for an assignment, its
+solution as well), Colab's default CPU runtime otherwise. Nothing else in a
 notebook changes. Fork the course, change `course.toml`, rerun, and every link
 and every install follows (`course_lib/course_repository.py` reads the file).
 
@@ -38,13 +41,14 @@ class Entry:
     fast_cpu: str = NOT_MEASURED
     full_cpu: str = NOT_MEASURED
     full_gpu: str = NOT_MEASURED
+    colab_gpu: bool = False  # Colab opens it on a GPU runtime (it trains models in the full profile)
 
 
 ENTRIES = [
     Entry("lecture", "notebooks/01_language_model.ipynb", "An RNN language model",
           "the five ingredients; RNN vs GRU vs LSTM; teacher forcing; greedy and temperature generation from `<GO>` to `<stop>`; "
           "perplexity against a unigram baseline; the learned s_0",
-          fast_cpu="21 s", full_cpu="15 min"),
+          fast_cpu="21 s", full_cpu="15 min", colab_gpu=True),
     Entry("lecture", "notebooks/02_encoder_decoder_recipe.ipynb", "One recipe, many applications",
           "data, encoder, decoder, parameters, loss for captioning, entailment, translation, transliteration, image QA, "
           "summarization, video captioning and classification (RNN of CNNs), dialog; parameter formulas; options 1 and 2",
@@ -54,21 +58,21 @@ ENTRIES = [
           "shift invariance; interactive explorer", fast_cpu="4 s", full_cpu="4 s"),
     Entry("lecture", "notebooks/04_reversal_attention.ipynb", "Attention on the reversal task",
           "Bahdanau attention in a Seq2Seq model; plain vs attentional decoder; learned alignments as heat maps",
-          fast_cpu="41 s", full_cpu="2.7 min"),
+          fast_cpu="41 s", full_cpu="2.7 min", colab_gpu=True),
     Entry("lecture", "notebooks/05_translation.ipynb", "Translation with attention",
           "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search; "
           "learned vs oracle-supervised attention",
-          fast_cpu="42 s", full_cpu="2.2 min"),
+          fast_cpu="42 s", full_cpu="2.2 min", colab_gpu=True),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",
           "character-level encoder-decoder, Roman -> Devanagari; words typed without vowel length, so top-1 has a "
           "ceiling; top-k accuracy; right-to-left reranking",
-          fast_cpu="52 s", full_cpu="16 min"),
+          fast_cpu="52 s", full_cpu="16 min", colab_gpu=True),
     Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
           "CNN feature maps as locations; attention over them; where the model looks for each word",
-          fast_cpu="34 s", full_cpu="3.3 min"),
+          fast_cpu="34 s", full_cpu="3.3 min", colab_gpu=True),
     Entry("lecture", "notebooks/08_hierarchical_attention.ipynb", "Hierarchical attention",
           "documents and dialogs as sequences of sequences; word and sentence attention (u_w, u_s)",
-          fast_cpu="50 s", full_cpu="2.7 min"),
+          fast_cpu="50 s", full_cpu="2.7 min", colab_gpu=True),
     Entry("lecture", "notebooks/09_self_test.ipynb", "Self-test",
           "the lecture's eight questions, each answered by code (parameter counts, softmax, gradients, 196 locations)",
           fast_cpu="7 s", full_cpu="10 s"),
@@ -77,16 +81,16 @@ ENTRIES = [
           fast_cpu="5 s (solution)", full_cpu="6 s (solution)"),
     Entry("assignment", "assignments/A2_attentional_decoder.ipynb", "A2 · The attentional decoder",
           "one decoder step with attention; teacher forcing; greedy decoding",
-          fast_cpu="21 s (solution)", full_cpu="1.7 min (solution)"),
+          fast_cpu="21 s (solution)", full_cpu="1.7 min (solution)", colab_gpu=True),
     Entry("assignment", "assignments/A3_transliteration.ipynb", "A3 · Transliteration",
           "train and evaluate a character-level model with attention",
-          fast_cpu="19 s (solution)", full_cpu="17 min (solution)"),
+          fast_cpu="19 s (solution)", full_cpu="17 min (solution)", colab_gpu=True),
     Entry("assignment", "assignments/A4_captioning_attention.ipynb", "A4 · Captioning with attention",
           "attention over a CNN feature map; caption generation",
-          fast_cpu="14 s (solution)", full_cpu="1.3 min (solution)"),
+          fast_cpu="14 s (solution)", full_cpu="1.3 min (solution)", colab_gpu=True),
     Entry("assignment", "assignments/A5_hierarchical_attention.ipynb", "A5 · Hierarchical attention",
           "word- and sentence-level attention for document classification",
-          fast_cpu="15 s (solution)", full_cpu="50 s (solution)"),
+          fast_cpu="15 s (solution)", full_cpu="50 s (solution)", colab_gpu=True),
     Entry("assignment", "assignments/Q_self_test_quiz.ipynb", "Q · Self-test quiz",
           "the eight self-test questions, auto-graded",
           fast_cpu="2 s (solution)", full_cpu="2 s (solution)"),
@@ -103,6 +107,16 @@ def colab_url(path, root=ROOT):
     return course_repository.colab_url(path, root)
 
 
+def colab_runtimes(entries=ENTRIES, root=ROOT):
+    """`{notebook path: whether Colab opens it on a GPU}`: each entry's notebook, and an assignment's solution."""
+    runtimes = {}
+    for entry in entries:
+        runtimes[Path(root) / entry.path] = entry.colab_gpu
+        if entry.kind == "assignment":
+            runtimes[Path(root) / "solutions" / Path(entry.path).name] = entry.colab_gpu
+    return {path: gpu for path, gpu in runtimes.items() if path.exists()}
+
+
 def render(entries=ENTRIES, root=ROOT):
     """The markdown text of the course map."""
     lines = [
@@ -116,6 +130,9 @@ def render(entries=ENTRIES, root=ROOT):
         "Full CPU times are one top-to-bottom run of the notebook (nbclient) on the same 2-core CPU while other work shared it",
         "part of the time, so read them as upper bounds (1 Dec 2026); a Colab runtime without a GPU has 2 cores as well.",
         "\"not measured\" means nobody has timed it yet. Rerun `python tools/course_map.py` after editing the list.",
+        "A notebook marked GPU in the Colab column trains models in the full profile: its link opens it on a GPU runtime",
+        "(a T4, asked for in the notebook's metadata). When Colab has no GPU to give, \"Connect without GPU\" runs it on the",
+        "CPU instead; the 2-core CPU column says how long that takes.",
         "",
     ]
     repository = course_repository.read(root)  # once, not once per link
@@ -125,6 +142,7 @@ def render(entries=ENTRIES, root=ROOT):
         for number, entry in enumerate((e for e in entries if e.kind == kind), start=1):
             link = f"[{entry.title}](../{entry.path})"
             badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({repository.colab_url(entry.path)})"
+            badge += " GPU" if entry.colab_gpu else ""
             lines.append(f"| {number} | {link} | {badge} | {entry.teaches} | {entry.fast_cpu} | {entry.full_cpu} | {entry.full_gpu} |")
         lines.append("")
     return "\n".join(lines)
@@ -145,6 +163,10 @@ def main(argv=None, root=ROOT):
             print(f"{path}: its set-up cell does not install {course_repository.install_target(root)} "
                   "(course.toml): run python tools/course_map.py", file=sys.stderr)
             status = 1
+        for path in course_repository.stale_colab_runtimes(colab_runtimes(root=root)):
+            print(f"{path}: its metadata asks Colab for another runtime than tools/course_map.py lists: "
+                  "run python tools/course_map.py", file=sys.stderr)
+            status = 1
         return status
     document.parent.mkdir(exist_ok=True)
     if not document.exists() or document.read_text() != text:
@@ -154,6 +176,8 @@ def main(argv=None, root=ROOT):
         print("up to date:", document)
     for path in course_repository.refresh_setup_cells(notebooks, root):
         print("rewrote the set-up cell of", path)
+    for path in course_repository.refresh_colab_runtimes(colab_runtimes(root=root)):
+        print("rewrote the Colab runtime of", path)
     return 0
 
 
