@@ -102,8 +102,9 @@ def setup_cell_source(root=ROOT):
         f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
         "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
         "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")\n"
-        "# When TensorFlow loads (next cell) it may print a few lines about oneDNN, CPU instructions or missing\n"
-        "# CUDA drivers (on a machine without a GPU). They are harmless start-up notices, not errors."
+        "# TensorFlow loads in the first cell that needs it, which may be a later one. It may then print a few lines\n"
+        "# (some twice) about oneDNN, CPU instructions or missing CUDA drivers and a failed cuInit (on a machine without\n"
+        "# a GPU). They are harmless start-up notices, not errors."
     )
 
 
