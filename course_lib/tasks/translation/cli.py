@@ -1,0 +1,163 @@
+"""The `train translation`, `evaluate translation`, `translate` and `split-translation` commands."""
+
+import json
+from pathlib import Path
+
+from course_lib.data import hindi_english
+from course_lib.tasks.arguments import (
+    GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
+    claim_run_folder, non_negative_float, output_file, output_folder, positive_float, positive_int,
+)
+from course_lib.tasks.translation.config import TranslationConfig
+from course_lib.tasks.translation.evaluation import evaluate, heatmap
+from course_lib.tasks.translation.training import train
+from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint
+from course_lib.training.profiles import current_profile
+
+TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
+
+
+def _read_pairs(path):
+    from course_lib.data.tatoeba import load_tatoeba
+
+    return load_tatoeba(path)
+
+
+SPLIT_FILES = {"train": "train.txt", "valid": "valid.txt", "test": "test.txt"}
+
+
+def _split_command(args):
+    from course_lib.data.tatoeba import write_tatoeba
+
+    out = Path(args.out)
+    taken = [name for name in SPLIT_FILES.values() if (out / name).exists()]
+    if taken:
+        raise ValueError(f"{str(out)!r} already holds {', '.join(taken)}; choose another --out. Received: --out {str(out)!r}")
+    parts = hindi_english.split_corpus(_read_pairs(args.file), seed=args.seed)
+    out.mkdir(parents=True, exist_ok=True)
+    for part, name in SPLIT_FILES.items():
+        write_tatoeba(parts[part], out / name)
+    print(f"{len(parts['train'])} / {len(parts['valid'])} / {len(parts['test'])} pairs -> "
+          f"{', '.join(str(out / name) for name in SPLIT_FILES.values())}")
+    return 0
+
+
+def _train_command(args):
+    claim_run_folder(args.out, "translation", STATE_FILE)
+    config = TranslationConfig.for_profile(
+        direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
+        units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
+        learning_rate=args.learning_rate, alignment_loss_weight=args.alignment_loss_weight,
+        supervised_pairs=args.supervised_pairs,
+    )
+    if args.no_attention:
+        config.attention = False
+    if args.train:
+        train_pairs = _read_pairs(args.train)
+        valid_pairs = _read_pairs(args.valid) if args.valid else None
+    else:
+        if args.valid:
+            raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
+        train_pairs = valid_pairs = None
+    resuming = has_checkpoint(args.out)
+    if resuming:
+        check_resume_keeps(args.out, json.loads((Path(args.out) / STATE_FILE).read_text())["config"], {
+            "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
+            "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
+        })
+    source_path = Path(args.out) / TRAIN_DATA_FILE
+    if source_path.exists() and resuming:
+        check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
+    else:  # the folder was made by claim_run_folder
+        source_path.write_text(json.dumps({"train_file": args.train or GENERATED}))
+    print(f"Training translation {config.direction} (profile {current_profile()}), "
+          f"{config.epochs} epochs -> {args.out}")
+    translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
+    print(f"Trained for {seconds:.1f} s; model in {args.out}")
+    if valid_pairs is None and not args.train:
+        valid_pairs = hindi_english.load_corpus(seed=config.seed)["valid"]
+    if valid_pairs:
+        metrics = evaluate(translator, valid_pairs)
+        print(f"validation: BLEU {metrics['bleu']:.2f}  chrF {metrics['chrf']:.2f}")
+    return 0
+
+
+def _evaluate_command(args):
+    translator = Translator.load(args.model)
+    if args.test:
+        pairs = _read_pairs(args.test)
+    else:
+        record = Path(args.model) / TRAIN_DATA_FILE
+        trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else GENERATED
+        check_generated_test_fits(trained_on, "the generated test part")
+        pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
+    metrics = evaluate(translator, pairs, beam_width=args.beam)
+    for key, digits in (("bleu", 2), ("chrf", 2), ("exact_match", 4), ("alignment_agreement", 4)):
+        if key in metrics:
+            print(f"{key}: {metrics[key]:.{digits}f}")
+    if args.metrics_json:
+        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.metrics_json).write_text(json.dumps(metrics, indent=1))
+    return 0
+
+
+def _translate_command(args):
+    translator = Translator.load(args.model)
+    texts = args.text
+    if not texts or not any(t.strip() for t in texts):
+        raise ValueError("Nothing to translate: give the text as an argument, e.g. \"I am going home\".")
+    for output in translator.translate(texts, beam_width=args.beam):
+        print(output)
+    if args.heatmap:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        heatmap(translator, texts[0], path=args.heatmap, beam_width=args.beam)
+        print(f"heat map saved to {args.heatmap}")
+    return 0
+
+
+def register_cli(commands):
+    parser = commands.train.add_parser(
+        "translation", help="train an English<->Hindi translator (generated corpus unless --train)")
+    parser.add_argument("--train", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path or URL")
+    parser.add_argument("--valid", help="validation file in the same format")
+    parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
+    parser.add_argument("--epochs", type=positive_int, default=None, help="total epochs (default: 3 on all 14,562 pairs; fast profile 4 on 3,000)")
+    parser.add_argument("--max-train", type=positive_int, default=None, help="use at most this many training pairs")
+    parser.add_argument("--units", type=positive_int, default=None)
+    parser.add_argument("--embedding-dim", type=positive_int, default=None)
+    parser.add_argument("--batch-size", type=positive_int, default=None)
+    parser.add_argument("--learning-rate", type=positive_float, default=None, help="Adam step size (default 5e-3)")
+    parser.add_argument("--no-attention", action="store_true", help="plain encoder-decoder (no attention)")
+    parser.add_argument("--alignment-loss-weight", type=non_negative_float, default=None,
+                        help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
+    parser.add_argument("--supervised-pairs", type=positive_int, default=None,
+                        help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, type=output_folder, help="model folder (resumes when it holds a checkpoint)")
+    parser.set_defaults(handler=_train_command)
+
+    parser = commands.root.add_parser(
+        "split-translation", help="split a Tatoeba/Anki file into train.txt, valid.txt and test.txt",
+        description="Splits the pairs by English sentence (split_corpus: no English or Hindi sentence in two parts), "
+                    "80 / 10 / 10 %, and writes them in the file's own format.")
+    parser.add_argument("file", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path, zip or URL")
+    parser.add_argument("--out", required=True, type=output_folder, help="folder for train.txt, valid.txt and test.txt")
+    parser.add_argument("--seed", type=int, default=0, help="shuffling seed (the docs' figures use 0)")
+    parser.set_defaults(handler=_split_command)
+
+    parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")
+    parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
+    parser.add_argument("--test", help="Tatoeba-format test file (default: the generated corpus's test part)")
+    parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
+    parser.add_argument("--metrics-json", type=output_file(), help="write the metrics (bleu, chrf, ...) to this JSON file")
+    parser.set_defaults(handler=_evaluate_command)
+
+    parser = commands.root.add_parser("translate", help="translate text with a trained model")
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--beam", type=positive_int, default=1)
+    parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
+                        help="save the attention heat map of the first text to this image (.png, .pdf, .svg, .jpg)")
+    parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
+    parser.set_defaults(handler=_translate_command)

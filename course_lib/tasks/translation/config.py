@@ -1,0 +1,52 @@
+"""The translation model's size and training budget per profile, and the two directions' languages."""
+
+import dataclasses
+
+from course_lib.data import hindi_english
+from course_lib.training.profiles import pick
+
+LANGUAGE_SETTINGS = {  # Vocabulary keyword arguments per language
+    "en": {"level": "word", "lowercase": True, "split_punctuation": True},
+    "hi": {"level": "word", "lowercase": False, "split_punctuation": True},
+}
+
+
+@dataclasses.dataclass
+class TranslationConfig:
+    """Model size and training budget; `for_profile` picks fast or full values."""
+
+    direction: str = "en-hi"
+    embedding_dim: int = 64
+    units: int = 128
+    attention_units: int = 128
+    attention: bool = True
+    batch_size: int = 64
+    epochs: int = 3
+    learning_rate: float = 5e-3
+    max_train: int = None  # cap on training pairs (None: all)
+    max_output_length: int = 24
+    seed: int = 0
+    steps_per_execution: int = 25
+    conditional: bool = False
+    alignment_loss_weight: float = 0.0  # > 0: supervise attention with the gold alignment
+    supervised_pairs: int = None  # with supervision: only the first N training pairs carry it (None: all)
+
+    @classmethod
+    def for_profile(cls, profile=None, **overrides):
+        base = cls(
+            embedding_dim=pick(fast=32, full=64, profile=profile),
+            units=pick(fast=64, full=128, profile=profile),
+            attention_units=pick(fast=64, full=128, profile=profile),
+            epochs=pick(fast=4, full=3, profile=profile),
+            max_train=pick(fast=3000, full=None, profile=profile),
+        )
+        for key, value in overrides.items():
+            if value is not None:
+                setattr(base, key, value)
+        hindi_english.check_direction(base.direction)
+        return base
+
+
+def languages(direction):
+    hindi_english.check_direction(direction)
+    return direction.split("-")
