@@ -200,6 +200,42 @@ def test_pick_validates_an_explicit_profile(monkeypatch):
         pick(1, 2, profile="fsat")  # would silently run the full budget
 
 
+@pytest.mark.parametrize("make, budget", [("reversal", "steps"), ("translation", "epochs"),
+                                          ("transliteration", "epochs"), ("captioning", "epochs")])
+def test_a_misspelt_setting_is_refused_not_dropped(make, budget):
+    """`epoch=5` for `epochs` used to be set as a stray attribute (or dict entry): the run used the profile's budget."""
+    from course_lib.tasks import captioning, reversal, translation, transliteration
+
+    build = {
+        "reversal": lambda **given: reversal.ReversalConfig.for_profile("fast", **given),
+        "translation": lambda **given: translation.TranslationConfig.for_profile("fast", **given),
+        "transliteration": lambda **given: transliteration.TransliterationConfig.for_profile("fast", **given),
+        "captioning": lambda **given: captioning.settings_for("shapes", "fast", **given),
+    }[make]
+    misspelt = budget[:-1]  # "step", "epoch"
+    with pytest.raises(ValueError, match=rf"no setting '{misspelt}'; its settings are .*\b{budget}\b.*Received: {misspelt}=5"):
+        build(**{misspelt: 5})
+    settings = build(**{budget: 5, misspelt: None})  # None is "not given", whatever the name: a CLI passes all its options
+    assert (settings[budget] if isinstance(settings, dict) else getattr(settings, budget)) == 5
+
+
+def test_with_overrides_sets_given_values_on_a_dataclass_or_a_dict():
+    import dataclasses
+
+    from course_lib.training.profiles import with_overrides
+
+    @dataclasses.dataclass
+    class Settings:
+        units: int = 4
+        seed: int = 0
+
+    settings = with_overrides(Settings(), {"units": 8, "seed": None}, "Settings")
+    assert (settings.units, settings.seed) == (8, 0)
+    assert with_overrides({"units": 4}, {"units": 2}, "units") == {"units": 2}
+    with pytest.raises(ValueError, match=r"Settings has no setting 'sed', 'unit'; its settings are seed, units. Received: sed=1, unit=8"):
+        with_overrides(Settings(), {"unit": 8, "sed": 1}, "Settings")
+
+
 def test_step_helpers_refuse_non_integers_and_non_positive_reports():
     with pytest.raises(ValueError, match="steps_per_epoch=2.5"):
         steps_per_execution_for(2.5, 2)

@@ -22,7 +22,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary, tokenize_caption
 from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
 from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK, Vocabulary
-from course_lib.training.profiles import current_profile
+from course_lib.training.profiles import current_profile, with_overrides
 
 SETTINGS = {
     "shapes": {
@@ -78,8 +78,7 @@ def settings_for(dataset, profile=None, **overrides):
     """The profile's settings for "shapes" or "flickr8k", with `overrides` applied (None ignored)."""
     if dataset not in SETTINGS:
         raise ValueError(f"Unknown dataset. Expected one of {sorted(SETTINGS)}. Received: {dataset!r}")
-    settings = dict(SETTINGS[dataset][profile or current_profile()])
-    settings.update({k: v for k, v in overrides.items() if v is not None})
+    settings = with_overrides(dict(SETTINGS[dataset][profile or current_profile()]), overrides, f"{dataset!r} captioning")
     settings["dataset"] = dataset
     settings["profile"] = profile or current_profile()
     return settings

@@ -16,7 +16,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
 from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
-from course_lib.training.profiles import pick
+from course_lib.training.profiles import pick, with_overrides
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
 REPORT_LENGTHS = (5, 7, 10)
@@ -47,9 +47,7 @@ class ReversalConfig:
         """The full reference budget, or a short one for CI (`fast`)."""
         base = cls(steps=pick(fast=500, full=2500, profile=profile),
                    test_size=pick(fast=200, full=500, profile=profile))
-        for key, value in overrides.items():
-            if value is not None:
-                setattr(base, key, value)
+        with_overrides(base, overrides, "ReversalConfig")
         return base
 
 

@@ -29,3 +29,36 @@ def pick(fast, full, profile=None):
     else:
         name = _checked(str(profile).strip().lower(), "`profile`", f"profile={profile!r}")
     return fast if name == "fast" else full
+
+
+def with_overrides(settings, overrides, what):
+    """Sets each given value of `overrides` on `settings` (a dataclass or a dict); returns `settings`.
+
+    A value of None means "not given" and is skipped, so a command line can
+    pass every option it has. A given value whose name `settings` does not
+    have raises ValueError: a misspelt `epoch=5` (for `epochs`) would
+    otherwise be dropped without a word, and the run would use the profile's
+    budget instead.
+
+    Args:
+        settings: a dataclass instance (a task's config) or a dict of settings.
+        overrides: `{name: value}`.
+        what: how the error names `settings`, e.g. "TranslationConfig".
+    """
+    import dataclasses
+
+    names = [f.name for f in dataclasses.fields(settings)] if dataclasses.is_dataclass(settings) else list(settings)
+    unknown = {name: value for name, value in overrides.items() if value is not None and name not in names}
+    if unknown:
+        raise ValueError(
+            f"{what} has no setting {', '.join(map(repr, sorted(unknown)))}; its settings are "
+            f"{', '.join(sorted(names))}. Received: " + ", ".join(f"{name}={unknown[name]!r}" for name in sorted(unknown))
+        )
+    for name, value in overrides.items():
+        if value is None:
+            continue
+        if isinstance(settings, dict):
+            settings[name] = value
+        else:
+            setattr(settings, name, value)
+    return settings

@@ -3,7 +3,7 @@
 import dataclasses
 
 from course_lib.data import hindi_english
-from course_lib.training.profiles import pick
+from course_lib.training.profiles import pick, with_overrides
 
 LANGUAGE_SETTINGS = {  # Vocabulary keyword arguments per language
     "en": {"level": "word", "lowercase": True, "split_punctuation": True},
@@ -40,9 +40,7 @@ class TranslationConfig:
             epochs=pick(fast=4, full=3, profile=profile),
             max_train=pick(fast=3000, full=None, profile=profile),
         )
-        for key, value in overrides.items():
-            if value is not None:
-                setattr(base, key, value)
+        with_overrides(base, overrides, "TranslationConfig")
         hindi_english.check_direction(base.direction)
         return base
 

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from course_lib.training.profiles import pick
+from course_lib.training.profiles import pick, with_overrides
 
 
 @dataclasses.dataclass
@@ -51,9 +51,7 @@ class TransliterationConfig:
             target_noise=pick(fast=0.0, full=0.15, profile=profile),
             label_smoothing=pick(fast=0.0, full=0.1, profile=profile),
         )
-        for key, value in overrides.items():
-            if value is not None:
-                setattr(config, key, value)
+        with_overrides(config, overrides, "TransliterationConfig")
         return config
 
 
