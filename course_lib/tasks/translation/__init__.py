@@ -15,6 +15,7 @@ A trained model lives in a folder:
     source_vocab.json    the source vocabulary and its text settings
     target_vocab.json
     state.json           direction, configuration, epochs done, history
+    train_data.json      (from the command line) the file it was trained on, or the generated corpus
 
 Training writes the folder after every epoch and, when started again on a
 folder that holds one, resumes from its last epoch.
