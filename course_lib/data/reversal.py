@@ -19,6 +19,8 @@ VOCAB_SIZE = len(VOCAB)
 def encode_digits(digits):
     """Digit values (0-9) to token ids."""
     digits = np.asarray(digits)
+    if digits.size and not np.issubdtype(digits.dtype, np.integer):
+        raise ValueError(f"Digits must be integers 0..9. Received: dtype={digits.dtype}, {digits.tolist()}")
     if digits.size and (digits.min() < 0 or digits.max() > 9):
         raise ValueError(f"Digits must lie in 0..9. Received: {digits.tolist()}")
     return digits + DIGIT_OFFSET
@@ -46,6 +48,15 @@ def random_digits(rng, batch_size, length):
     return rng.integers(0, 10, size=(batch_size, length))
 
 
+def check_lengths(min_length, max_length):
+    """Raises ValueError unless 1 <= min_length <= max_length (the training lengths)."""
+    if min_length < 1 or max_length < min_length:
+        raise ValueError(
+            "Need 1 <= min_length <= max_length. "
+            f"Received: min_length={min_length}, max_length={max_length}"
+        )
+
+
 def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
     """Yields `({"source", "target_in"}, target_out)` with one length per batch.
 
@@ -54,11 +65,7 @@ def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, se
     of them, so 140 of the 500 test strings of length 5 were once also
     training strings. Such a string is drawn again.
     """
-    if min_length < 1 or max_length < min_length:
-        raise ValueError(
-            "Need 1 <= min_length <= max_length. "
-            f"Received: min_length={min_length}, max_length={max_length}"
-        )
+    check_lengths(min_length, max_length)
     rng = np.random.default_rng(seed)
     held_out = {}  # length -> the test strings of that length, each read as one decimal number
     for _ in range(num_batches):

@@ -50,6 +50,18 @@ class ReversalConfig:
         with_overrides(base, overrides, "ReversalConfig")
         return base
 
+    def check(self):
+        """Raises ValueError for settings no run can use; `train` calls it before building anything.
+
+        Found later, they fail inside TensorFlow's data pipeline (lengths) or
+        name Keras's learning-rate schedule (`decay_steps`) instead of `steps`.
+        """
+        for name in ("steps", "batch_size", "test_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+        data.check_lengths(self.min_length, self.max_length)
+
 
 @dataclass
 class ReversalResult:
@@ -116,6 +128,7 @@ def train(config, verbose=2):
 
     import keras
 
+    config.check()
     model = build_model(config)
     batches = (config.steps, config.batch_size, config.min_length, config.max_length)
     if keras.backend.backend() == "tensorflow":
