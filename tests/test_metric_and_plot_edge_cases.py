@@ -236,6 +236,40 @@ def test_with_overrides_sets_given_values_on_a_dataclass_or_a_dict():
         with_overrides(Settings(), {"unit": 8, "sed": 1}, "Settings")
 
 
+@pytest.mark.parametrize("task, setting, value, rule", [
+    ("translation", "epochs", 0, "a positive integer"),  # returned an untrained model
+    ("translation", "learning_rate", -1e-3, "positive"),  # climbed the loss
+    ("translation", "epochs", 1.5, "a positive integer"),
+    ("transliteration", "beam_width", 0, "a positive integer"),
+    ("transliteration", "batch_size", 0, "a positive integer"),  # ZeroDivisionError
+    ("transliteration", "source_noise", 1.5, "between 0 and 1"),
+    ("captioning", "epochs", 0, "a positive integer"),
+    ("captioning", "learning_rate", float("nan"), "positive"),
+])
+def test_training_refuses_a_setting_out_of_range_before_building_anything(task, setting, value, rule):
+    from course_lib.tasks import captioning, translation, transliteration
+
+    start = {
+        "translation": lambda: translation.train(translation.TranslationConfig.for_profile("fast", **{setting: value})),
+        "transliteration": lambda: transliteration.train(
+            transliteration.TransliterationConfig.for_profile("fast", **{setting: value}), train_pairs=[]),
+        "captioning": lambda: captioning.train_captioning("shapes", profile="fast", **{setting: value}),
+    }[task]
+    with pytest.raises(ValueError, match=rf"`{setting}` of .* must be {rule}. Received: {setting}={value!r}"):
+        start()
+
+
+def test_check_ranges_lets_none_pass_and_names_the_first_bad_setting():
+    from course_lib.training.profiles import check_ranges
+
+    settings = {"epochs": 3, "limit": None, "noise": 0.0, "rate": 1e-3}
+    assert check_ranges(settings, "S", positive_integers=("epochs", "limit"), positive=("rate",), fractions=("noise",)) is settings
+    with pytest.raises(ValueError, match="`epochs` of S must be a positive integer. Received: epochs=True"):
+        check_ranges({"epochs": True}, "S", positive_integers=("epochs",))
+    with pytest.raises(ValueError, match="`weight` of S must be at least 0. Received: weight=-0.5"):
+        check_ranges({"weight": -0.5}, "S", non_negative=("weight",))
+
+
 def test_step_helpers_refuse_non_integers_and_non_positive_reports():
     with pytest.raises(ValueError, match="steps_per_epoch=2.5"):
         steps_per_execution_for(2.5, 2)

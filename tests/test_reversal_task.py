@@ -57,8 +57,9 @@ def test_exact_match_and_alignment_share_count_the_right_things():
 
 @pytest.mark.parametrize("settings, message", [
     ({"min_length": 8, "max_length": 5}, "min_length=8, max_length=5"),  # failed inside tf.data's PyFunc
-    ({"steps": 0}, "`steps` must be a positive integer. Received: steps=0"),  # named Keras's `decay_steps`
-    ({"batch_size": 2.5}, "`batch_size` must be a positive integer. Received: batch_size=2.5"),
+    ({"steps": 0}, "`steps` of ReversalConfig must be a positive integer. Received: steps=0"),  # named `decay_steps`
+    ({"batch_size": 2.5}, "`batch_size` of ReversalConfig must be a positive integer. Received: batch_size=2.5"),
+    ({"learning_rate": -2e-3}, "`learning_rate` of ReversalConfig must be positive. Received: learning_rate=-0.002"),
 ])
 def test_training_refuses_settings_no_run_can_use_before_building_anything(settings, message):
     config = ReversalConfig.for_profile("fast", **settings)

@@ -22,7 +22,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary, tokenize_caption
 from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
 from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK, Vocabulary
-from course_lib.training.profiles import current_profile, with_overrides
+from course_lib.training.profiles import check_ranges, current_profile, with_overrides
 
 SETTINGS = {
     "shapes": {
@@ -79,6 +79,11 @@ def settings_for(dataset, profile=None, **overrides):
     if dataset not in SETTINGS:
         raise ValueError(f"Unknown dataset. Expected one of {sorted(SETTINGS)}. Received: {dataset!r}")
     settings = with_overrides(dict(SETTINGS[dataset][profile or current_profile()]), overrides, f"{dataset!r} captioning")
+    check_ranges(settings, f"{dataset!r} captioning",
+                 positive_integers=[name for name in ("epochs", "batch_size", "units", "embedding_dim", "image_size",
+                                                      "train", "valid", "test", "limit", "max_words", "min_count")
+                                    if name in settings],
+                 positive=("learning_rate",))
     settings["dataset"] = dataset
     settings["profile"] = profile or current_profile()
     return settings

@@ -16,7 +16,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
 from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
-from course_lib.training.profiles import pick, with_overrides
+from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
 REPORT_LENGTHS = (5, 7, 10)
@@ -56,10 +56,10 @@ class ReversalConfig:
         Found later, they fail inside TensorFlow's data pipeline (lengths) or
         name Keras's learning-rate schedule (`decay_steps`) instead of `steps`.
         """
-        for name in ("steps", "batch_size", "test_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
+        check_ranges(self, "ReversalConfig",
+                     positive_integers=("steps", "batch_size", "test_size", "embedding_dim", "units", "encoder_units",
+                                        "steps_per_execution"),
+                     positive=("learning_rate", "clipnorm"))
         data.check_lengths(self.min_length, self.max_length)
 
 

@@ -62,3 +62,39 @@ def with_overrides(settings, overrides, what):
         else:
             setattr(settings, name, value)
     return settings
+
+
+def check_ranges(settings, what, positive_integers=(), positive=(), non_negative=(), fractions=()):
+    """Raises ValueError naming the first setting of `settings` outside its range; None passes (not set).
+
+    A task checks its settings with this before it builds anything: `epochs=0`
+    would return an untrained model, a negative learning rate would climb the
+    loss, and a batch size of 0 fails deep inside the data pipeline.
+
+    Args:
+        settings: a dataclass instance or a dict.
+        what: how the error names `settings`, e.g. "TranslationConfig".
+        positive_integers: names of settings that must be whole numbers > 0.
+        positive: names of numbers that must be > 0.
+        non_negative: names of numbers that must be >= 0.
+        fractions: names of numbers that must lie in [0, 1].
+    """
+    import numbers
+
+    def value_of(name):
+        return settings[name] if isinstance(settings, dict) else getattr(settings, name)
+
+    rules = [
+        (positive_integers, lambda v: isinstance(v, numbers.Integral) and v > 0, "a positive integer"),
+        (positive, lambda v: v > 0, "positive"),
+        (non_negative, lambda v: v >= 0, "at least 0"),
+        (fractions, lambda v: 0 <= v <= 1, "between 0 and 1"),
+    ]
+    for names, holds, wanted in rules:
+        for name in names:
+            value = value_of(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not holds(value):
+                raise ValueError(f"`{name}` of {what} must be {wanted}. Received: {name}={value!r}")
+    return settings

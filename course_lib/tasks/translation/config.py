@@ -3,7 +3,7 @@
 import dataclasses
 
 from course_lib.data import hindi_english
-from course_lib.training.profiles import pick, with_overrides
+from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 LANGUAGE_SETTINGS = {  # Vocabulary keyword arguments per language
     "en": {"level": "word", "lowercase": True, "split_punctuation": True},
@@ -43,6 +43,14 @@ class TranslationConfig:
         with_overrides(base, overrides, "TranslationConfig")
         hindi_english.check_direction(base.direction)
         return base
+
+    def check(self):
+        """Raises ValueError for a setting out of its range; `train` calls it before building anything."""
+        hindi_english.check_direction(self.direction)
+        check_ranges(self, "TranslationConfig",
+                     positive_integers=("epochs", "batch_size", "embedding_dim", "units", "attention_units",
+                                        "max_output_length", "steps_per_execution", "max_train", "supervised_pairs"),
+                     positive=("learning_rate",), non_negative=("alignment_loss_weight",))
 
 
 def languages(direction):

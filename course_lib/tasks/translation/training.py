@@ -40,6 +40,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     from course_lib.data.tf_data import array_dataset
     from course_lib.training.fit import build_before_fit
 
+    config.check()
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
         train_pairs = parts["train"]

@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from course_lib.training.profiles import pick, with_overrides
+from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 
 @dataclasses.dataclass
@@ -53,6 +53,17 @@ class TransliterationConfig:
         )
         with_overrides(config, overrides, "TransliterationConfig")
         return config
+
+    def check(self):
+        """Raises ValueError for a setting out of its range; `train` calls it before building anything."""
+        check_direction(self.direction)
+        check_ranges(self, "TransliterationConfig",
+                     positive_integers=("epochs", "batch_size", "embedding_dim", "units", "beam_width",
+                                        "max_output_length", "train_words", "valid_words", "test_words",
+                                        "steps_per_execution"),
+                     positive=("learning_rate", "clipnorm"),
+                     fractions=("final_learning_rate_fraction", "source_noise", "target_noise", "label_smoothing",
+                                "drop_vowel_length"))
 
 
 DIRECTIONS = ("roman-native", "native-roman")

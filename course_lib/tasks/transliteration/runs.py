@@ -171,6 +171,7 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     from course_lib.data.buckets import as_dataset
     from course_lib.training.fit import build_before_fit
 
+    config.check()
     if not train_pairs:
         raise ValueError("No training pairs. Received: 0 pairs")
     initial_epoch = 0
