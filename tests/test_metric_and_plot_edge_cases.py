@@ -259,6 +259,29 @@ def test_training_refuses_a_setting_out_of_range_before_building_anything(task, 
         start()
 
 
+@pytest.mark.parametrize("start, message", [
+    # epochs=0 was read as "not given" and the profile's epochs were trained
+    (lambda task: task.train_documents(epochs=0), "`epochs` of train_documents must be a positive integer"),
+    (lambda task: task.train_documents(max_words=0), "`max_words` of train_documents must be a positive integer"),
+    (lambda task: task.train_dialogs(learning_rate=0.0), "`learning_rate` of train_dialogs must be positive"),
+    (lambda task: task.train_dialogs(learning_rate=-1e-3), "`learning_rate` of train_dialogs must be positive"),
+])
+def test_documents_and_dialogs_refuse_a_zero_instead_of_taking_the_default(start, message):
+    from course_lib.tasks import documents
+
+    with pytest.raises(ValueError, match=message):
+        start(documents)
+
+
+def test_the_language_model_refuses_a_misspelt_or_fractional_setting():
+    from course_lib.tasks.language_model import train_language_model
+
+    with pytest.raises(ValueError, match="no setting 'step'.*Received: step=10"):
+        train_language_model("rnn", settings={"step": 10})  # was dropped: the profile's steps were trained
+    with pytest.raises(ValueError, match="`steps` of .* must be a positive integer. Received: steps=2.5"):
+        train_language_model("rnn", settings={"steps": 2.5})  # was truncated to 2
+
+
 def test_check_ranges_lets_none_pass_and_names_the_first_bad_setting():
     from course_lib.training.profiles import check_ranges
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import ChoicesFrom, claim_run_folder, output_file, output_folder, positive_int
-from course_lib.training.profiles import pick
+from course_lib.training.profiles import check_ranges, pick
 
 GENERATED = "generated"
 MODEL_FILE = "model.keras"
@@ -188,15 +188,17 @@ def train_documents(
     from course_lib.text.documents import DocumentPipeline
     from course_lib.training.fit import fit_arrays
 
+    check_ranges({"epochs": epochs, "batch_size": batch_size, "max_sentences": max_sentences, "max_words": max_words,
+                  "max_vocab": max_vocab}, "train_documents",
+                 positive_integers=("epochs", "batch_size", "max_sentences", "max_words", "max_vocab"))
     kind = data_kind(data)
     splits = splits or load_splits(data, seed=seed, sizes=sizes)
     _check_parts_not_empty(splits, ("train", "valid", "test"), data)
     default_sentences, default_words = default_limits(kind)
-    max_sentences = max_sentences or default_sentences
-    max_words = max_words or default_words
-    epochs = epochs or (pick(fast=3, full=10) if kind == GENERATED else pick(fast=2, full=12))
-    if epochs < 1:
-        raise ValueError(f"`epochs` must be positive. Received: epochs={epochs}")
+    max_sentences = default_sentences if max_sentences is None else max_sentences
+    max_words = default_words if max_words is None else max_words
+    if epochs is None:
+        epochs = pick(fast=3, full=10) if kind == GENERATED else pick(fast=2, full=12)
     train, valid = splits["train"], splits["valid"]
     min_count = 1 if kind == GENERATED else 2
     pipeline = DocumentPipeline.from_texts(
@@ -400,9 +402,11 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, le
     from course_lib.text.vocabulary import Vocabulary
     from course_lib.training.fit import fit_arrays
 
+    check_ranges({"epochs": epochs, "learning_rate": learning_rate}, "train_dialogs",
+                 positive_integers=("epochs",), positive=("learning_rate",))
     train_size, test_size = sizes or pick(fast=(1200, 200), full=(4000, 500))
-    epochs = epochs or pick(fast=12, full=30)
-    learning_rate = learning_rate or pick(fast=1e-2, full=3e-3)
+    epochs = pick(fast=12, full=30) if epochs is None else epochs
+    learning_rate = pick(fast=1e-2, full=3e-3) if learning_rate is None else learning_rate
     splits = dialog_splits(train=train_size, test=test_size, seed=seed)
     train = splits["train"]
     vocabulary = Vocabulary.from_texts(

@@ -15,7 +15,7 @@ from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.tasks.arguments import check_file_outside_runs, output_file, positive_int
-from course_lib.training import pick
+from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 
 def default_settings(profile=None):
@@ -63,10 +63,10 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     from course_lib.models.language_model import RNNLanguageModel
     from course_lib.training.fit import fit_steps, steps_per_execution_for
 
-    settings = {**default_settings(), **(settings or {})}
-    for key in ("steps", "batch_size", "units", "embedding_dim"):
-        if int(settings[key]) < 1:
-            raise ValueError(f"`{key}` must be positive. Received: {key}={settings[key]}")
+    settings = with_overrides(default_settings(), settings or {}, "the language model's settings")
+    check_ranges(settings, "the language model's settings",
+                 positive_integers=("num_train", "num_valid", "embedding_dim", "units", "steps", "batch_size"),
+                 positive=("learning_rate",))
     if train is None or valid is None:
         train, valid = load_corpus(settings, seed=seed)
     keras.utils.set_random_seed(seed)
