@@ -38,6 +38,9 @@ def test_exact_match_by_length_refuses_percentages_and_nan():
         exact_match_by_length({"m": {3: 95.0}})
     with pytest.raises(ValueError, match=r"Received: nan for model 'm' at length 4"):
         exact_match_by_length({"m": {"3": 0.5, "4": float("nan")}})
+    for empty in ({}, {"m": {}}):  # drew empty axes and a legend warning
+        with pytest.raises(ValueError, match="Nothing to plot.*Received: results="):
+            exact_match_by_length(empty)
     ax = exact_match_by_length({"m": {3: 1.0, "4": 0.0}}, trained_lengths=(3, 3))  # the edges are fine
     assert list(ax.lines[0].get_ydata()) == [1.0, 0.0]
 

@@ -126,6 +126,8 @@ def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact m
     Scores are shares in `[0, 1]` (not percentages); `trained_lengths` is the
     pair `(shortest, longest)` of the lengths seen in training, shaded.
     """
+    if not results or not all(results.values()):
+        raise ValueError(f"Nothing to plot: give at least one model with scores. Received: results={results!r}")
     curves = {}
     for name, scores in results.items():
         lengths = sorted(int(k) for k in scores)
