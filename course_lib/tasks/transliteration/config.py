@@ -61,7 +61,7 @@ class TransliterationConfig:
                      positive_integers=("epochs", "batch_size", "embedding_dim", "units", "beam_width",
                                         "max_output_length", "train_words", "valid_words", "test_words",
                                         "steps_per_execution"),
-                     positive=("learning_rate", "clipnorm"),
+                     positive=("learning_rate", "clipnorm"), non_negative=("length_penalty",),
                      fractions=("final_learning_rate_fraction", "source_noise", "target_noise", "label_smoothing",
                                 "drop_vowel_length"))
 
