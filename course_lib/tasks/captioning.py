@@ -75,7 +75,11 @@ class CaptioningRun:
 
 
 def settings_for(dataset, profile=None, **overrides):
-    """The profile's settings for "shapes" or "flickr8k", with `overrides` applied (None ignored)."""
+    """The profile's settings for "shapes" or "flickr8k", with `overrides` applied.
+
+    None means "not given". A name the dataset's settings do not have, or a
+    value out of range (`epochs=0`), raises ValueError.
+    """
     if dataset not in SETTINGS:
         raise ValueError(f"Unknown dataset. Expected one of {sorted(SETTINGS)}. Received: {dataset!r}")
     settings = with_overrides(dict(SETTINGS[dataset][profile or current_profile()]), overrides, f"{dataset!r} captioning")
