@@ -50,6 +50,9 @@ def test_with_overrides_sets_given_values_on_a_dataclass_or_a_dict():
 
 
 @pytest.mark.parametrize("task, setting, value, rule", [
+    ("reversal", "steps", 0, "a positive integer"),  # was reported as Keras's `decay_steps`
+    ("reversal", "batch_size", 2.5, "a positive integer"),
+    ("reversal", "learning_rate", -2e-3, "positive"),
     ("translation", "epochs", 0, "a positive integer"),  # returned an untrained model
     ("translation", "learning_rate", -1e-3, "positive"),  # climbed the loss
     ("translation", "epochs", 1.5, "a positive integer"),
@@ -61,9 +64,10 @@ def test_with_overrides_sets_given_values_on_a_dataclass_or_a_dict():
     ("captioning", "learning_rate", float("nan"), "positive"),
 ])
 def test_training_refuses_a_setting_out_of_range_before_building_anything(task, setting, value, rule):
-    from course_lib.tasks import captioning, translation, transliteration
+    from course_lib.tasks import captioning, reversal, translation, transliteration
 
     start = {
+        "reversal": lambda: reversal.train(reversal.ReversalConfig.for_profile("fast", **{setting: value}), verbose=0),
         "translation": lambda: translation.train(translation.TranslationConfig.for_profile("fast", **{setting: value})),
         "transliteration": lambda: transliteration.train(
             transliteration.TransliterationConfig.for_profile("fast", **{setting: value}), train_pairs=[]),
@@ -71,6 +75,14 @@ def test_training_refuses_a_setting_out_of_range_before_building_anything(task, 
     }[task]
     with pytest.raises(ValueError, match=rf"`{setting}` of .* must be {rule}. Received: {setting}={value!r}"):
         start()
+
+
+def test_reversal_refuses_lengths_no_batch_can_have_before_building_anything():
+    from course_lib.tasks import reversal
+
+    config = reversal.ReversalConfig.for_profile("fast", min_length=8, max_length=5)
+    with pytest.raises(ValueError, match="min_length=8, max_length=5"):  # failed inside tf.data's PyFunc
+        reversal.train(config, verbose=0)
 
 
 @pytest.mark.parametrize("start, message", [
