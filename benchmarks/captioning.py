@@ -72,12 +72,20 @@ def main(argv=None):
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.cache_dir:
+        return measure(args, args.cache_dir)
+    # Without --cache-dir the features go to a temporary folder, removed at the end
+    # (a frozen VGG16's features of the training images fill hundreds of megabytes).
+    with tempfile.TemporaryDirectory(prefix="caption_features_") as cache_dir:
+        return measure(args, cache_dir)
 
+
+def measure(args, cache_dir):
+    """Trains once as `args` ask, caching backbone features in `cache_dir`; prints and returns the figures."""
     from course_lib.tasks import captioning as task
     from course_lib.training.profiles import current_profile
 
     weights = None if args.weights == "none" else args.weights
-    cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="caption_features_")
     timer = EpochTimer.make()
     import keras
 
@@ -87,15 +95,17 @@ def main(argv=None):
         fit_kwargs["callbacks"] = list(fit_kwargs.get("callbacks") or []) + [timer]
         return original_fit(self, *fit_args, **fit_kwargs)
 
-    keras.Model.fit = fit_with_timer
     extra = {}
     if args.dataset == "flickr8k":
         extra = {"images": os.path.join(args.data, "Images"), "captions": os.path.join(args.data, "captions.txt")}
-    start = time.perf_counter()
-    run = task.train_captioning(args.dataset, args.decoder, args.encoder, epochs=args.epochs, weights=weights,
-                                cache_dir=cache_dir, seed=args.seed, verbose=2, **extra)
-    total = time.perf_counter() - start
-    keras.Model.fit = original_fit
+    keras.Model.fit = fit_with_timer
+    try:
+        start = time.perf_counter()
+        run = task.train_captioning(args.dataset, args.decoder, args.encoder, epochs=args.epochs, weights=weights,
+                                    cache_dir=cache_dir, seed=args.seed, verbose=2, **extra)
+        total = time.perf_counter() - start
+    finally:
+        keras.Model.fit = original_fit
     features = {}
     if run.settings["encoder"] != "small":
         # Second pass over the same images: the features come from the cache.
