@@ -9,7 +9,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
-
 @pytest.fixture(autouse=True, scope="module")
 def free_compiled_programs_under_jax():
     """Under JAX, drops every compiled program when a test file ends.
@@ -18,9 +17,10 @@ def free_compiled_programs_under_jax():
     keeps the programs in its caches for the life of the process. One pytest
     worker compiles thousands (every model, length and beam width the tests
     try), and near Linux's limit of 65,530 memory maps per process
-    (`vm.max_map_count`) the compiler crashed with a segmentation fault. The
-    programs of a finished file are never used again, so they are freed here.
-    TensorFlow needs nothing: its CPU kernels are not compiled per program.
+    (`vm.max_map_count`) the compiler crashed with a segmentation fault. So
+    the programs are freed after each file (a later file that needs one
+    compiles it again). TensorFlow needs nothing: outside XLA its CPU kernels
+    are not compiled per program.
     """
     yield
     import keras
