@@ -86,9 +86,11 @@ def test_references_group_spellings_most_frequent_first(tmp_path):
 
 def test_spelling_rules():
     assert transliterate("kamal") == "कमल"  # inherent vowel
-    assert transliterate("kiran") == "किरन"  # i-matra
+    assert transliterate("dil") == "दिल"  # i-matra
     assert transliterate("hindi") == "हिंदी"  # anusvara, final long i
-    assert transliterate("kripa") == "क्रिपा"  # conjunct, final long a
+    assert transliterate("prem") == "प्रेम"  # conjunct
+    assert transliterate("kavita") == "कविता"  # final long a
+    assert transliterate("kripa") == "क्रिपा"  # no vowel sign ृ: not the dictionary's कृपा
     assert transliterate("ajay") == "अजय"  # independent vowel
     assert transliterate("champa") == "चंपा"
     with pytest.raises(ValueError, match="Cannot spell"):

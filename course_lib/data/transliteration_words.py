@@ -15,15 +15,19 @@ and the k best candidates of a beam matter.
 The rules are the ones a learner (and a model) has to pick up from examples:
 
 - a consonant followed by `a` keeps its inherent vowel: `kamal` -> कमल;
-  followed by another vowel it takes that vowel's sign (matra): `kiran` -> किरन;
+  followed by another vowel it takes that vowel's sign (matra): `dil` -> दिल;
 - a vowel at the start of a word, or after another vowel, is written as an
   independent letter: `ajay` -> अजय, `naee` -> नई;
-- two consonants in a row form a conjunct with a virama: `kripa` -> क्रिपा;
+- two consonants in a row form a conjunct with a virama: `prem` -> प्रेम;
   but `n` (and `m` before p/b/m) closing a syllable becomes the anusvara:
   `hindi` -> हिंदी, `champa` -> चंपा;
-- at the end of a word, `a` is written long (`sita` -> सिता) and `i` is
+- at the end of a word, `a` is written long (`kavita` -> कविता) and `i` is
   written long (`hindi` -> हिंदी): the output for a letter depends on what
   follows it, which a model can only know by looking ahead in the source.
+
+The rules make Hindi-like spellings, not a dictionary's: they have no vowel
+sign ृ (कृपा is spelled क्रिपा from `kripa`), and they write every final `a`
+long, where Hindi often leaves it silent (चंद्र, not चंद्रा).
 """
 
 import numpy as np
