@@ -80,7 +80,7 @@ ENTRIES = [
           "implement e_jt, alpha_jt and c_t from the equations, with masking",
           fast_cpu="5 s (solution)", full_cpu="6 s (solution)"),
     Entry("assignment", "assignments/A2_attentional_decoder.ipynb", "A2 · The attentional decoder",
-          "one decoder step with attention; teacher forcing; greedy decoding",
+          "one decoder step with attention; teacher forcing; attention against the plain model across lengths",
           fast_cpu="21 s (solution)", full_cpu="1.7 min (solution)", colab_gpu=True),
     Entry("assignment", "assignments/A3_transliteration.ipynb", "A3 · Transliteration",
           "train and evaluate a character-level model with attention",
