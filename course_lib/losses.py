@@ -10,19 +10,27 @@ def token_weights(y_true, pad_id, sample_weight, dtype):
     """Weight of every target token: 0 on padding, else its `sample_weight` (1 when None).
 
     `sample_weight` may weight examples `(batch,)` / `(batch, 1)` or tokens
-    `(batch, tgt_len)`.
+    `(batch, tgt_len)`; the sizes are checked where they are known (a
+    per-token `(tgt_len,)` vector for a batch of one used to broadcast as
+    example weights and be lost).
     """
     weights = ops.cast(ops.not_equal(y_true, pad_id), dtype)  # (batch, tgt_len)
     if sample_weight is None:
         return weights
     sample_weight = ops.cast(ops.convert_to_tensor(sample_weight), dtype)
-    if len(sample_weight.shape) == 1:
-        sample_weight = sample_weight[:, None]  # (batch, 1)
-    if len(sample_weight.shape) != 2:
+    shape, target_shape = tuple(sample_weight.shape), tuple(y_true.shape)
+
+    def differ(size, expected):
+        return size is not None and expected is not None and size != expected
+
+    if len(shape) not in (1, 2) or differ(shape[0], target_shape[0]) \
+            or (len(shape) == 2 and shape[1] != 1 and differ(shape[1], target_shape[-1])):
         raise ValueError(
-            "`sample_weight` must weight examples (batch,) or tokens (batch, tgt_len). "
+            "`sample_weight` must weight examples (batch,) or (batch, 1), or tokens (batch, tgt_len). "
             f"Received: sample_weight.shape={sample_weight.shape}, y_true.shape={y_true.shape}"
         )
+    if len(shape) == 1:
+        sample_weight = sample_weight[:, None]  # (batch, 1)
     return weights * sample_weight  # (batch, tgt_len)
 
 
@@ -126,7 +134,8 @@ def oracle_weights(gold_links, target_length, source_length):
 
     Args:
         gold_links: per example, a list over target words of the linked source
-            positions (a set/list of ints, or an empty set).
+            positions (a set/list of ints, a position listed twice counting
+            once, or an empty set).
         target_length, source_length: padded sizes of the result.
 
     Returns:
@@ -140,7 +149,7 @@ def oracle_weights(gold_links, target_length, source_length):
                 f"Received: target_length={target_length}"
             )
         for step, links in enumerate(links_per_word):
-            links = sorted(links or ())
+            links = sorted(set(links or ()))  # a link given twice is one source word
             if links and (links[0] < 0 or links[-1] >= source_length):
                 raise ValueError(
                     f"Example {example}, target word {step} links source position "

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from course_lib.cli import main
+from course_lib.decoders import AttentionGRUDecoder
 from course_lib.encoders import GRUEncoder
+from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier
@@ -254,3 +256,30 @@ def test_encoder_refuses_a_pad_id_outside_the_vocabulary():
 def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
     with pytest.raises(ValueError, match="Received: option=7"):
         Seq2Seq(12, 10, attention=True, option=7)
+
+
+@pytest.mark.parametrize(
+    "options, received",
+    [(dict(teacher_forcing_ratio=0.5), "teacher_forcing_ratio=0.5"), (dict(deep_output=True), "deep_output=True"),
+     (dict(conditional=True), "conditional=True")],
+)
+def test_plain_seq2seq_refuses_the_attentional_decoders_options(options, received):
+    # The plain decoder has no scheduled sampling and no deep output: these used to be silently ignored.
+    with pytest.raises(ValueError, match=f"attentional decoder only. Received: {received}, attention=False"):
+        Seq2Seq(12, 10, attention=False, **options)
+    assert Seq2Seq(12, 10, attention=True, **options).decoder.has_attention
+    Seq2Seq(12, 10, attention=False, attention_units=8)  # the translation task's --no-attention passes it
+
+
+@pytest.mark.parametrize(
+    "build, received",
+    [(lambda: AttentionGRUDecoder(9, 4, 6, attention_units=0), "attention_units=0"),
+     (lambda: GRUEncoder(12, 4, 6, decoder_units=0), "decoder_units=0"),
+     (lambda: Seq2Seq(12, 10, encoder_units=0), "encoder_units=0"),
+     (lambda: HierarchicalAttentionEncoder(20, 4, 5, 6, attention_units=0), "attention_units=0"),
+     (lambda: GRUEncoder(12, 4, 6, pad_id=1.5), "pad_id=1.5")],
+)
+def test_a_size_of_zero_is_refused_not_taken_for_the_default(build, received):
+    # 0 used to be replaced by the default size (`attention_units or units`), and pad_id 1.5 was accepted.
+    with pytest.raises(ValueError, match=f"must be a whole number >= [01]. Received: {received}"):
+        build()

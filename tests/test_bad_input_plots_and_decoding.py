@@ -107,6 +107,8 @@ def test_rerank_scores_refuses_nan_and_a_missing_weight():
     # an impossible candidate (-inf, as reranker_log_probs writes for an empty one) stays allowed
     combined = rerank_scores([[-1.0, -2.0]], [[-np.inf, -3.0]], [3], weight=1.0)
     assert combined[0, 0] == -np.inf and combined[0, 1] == pytest.approx(-3.0)
+    # ... and weight 0 leaves the direct scores as they are (0 * -inf used to give NaN)
+    np.testing.assert_array_equal(rerank_scores([[-1.0, -2.0]], [[-np.inf, -3.0]], [3], weight=0.0), [[-1.0, -2.0]])
 
 
 def test_ensemble_refuses_members_that_are_not_models():
@@ -152,7 +154,8 @@ def test_training_curves_name_their_axes_in_words():
     "options, received",
     [(dict(beam_width=0), "beam_width=0"), (dict(beam_width=2.5), "beam_width=2.5"),
      (dict(beam_width=3, length_penalty=float("nan")), "length_penalty=nan"),
-     (dict(beam_width=3, length_penalty=-1.0), "length_penalty=-1.0")],
+     (dict(beam_width=3, length_penalty=-1.0), "length_penalty=-1.0"),
+     (dict(beam_width=3, length_penalty=70.0), "length_penalty=70.0, max_length=4")],  # 4 ** 70 overflows float32
 )
 def test_decoding_refuses_impossible_options(options, received):
     model = Seq2Seq(12, 10, embedding_dim=4, units=6)

@@ -146,6 +146,39 @@ def test_bad_arguments(trained_model):
         beam_search_model(model, np.ones((2, 3), "float32"), 10, 2)
 
 
+@pytest.mark.parametrize(
+    "options, received",
+    [((4.7, 2, 1.0), "max_length=4.7"), ((4, 2.9, 1.0), "beam_width=2.9"), ((4, 2, True), "length_penalty=True")],
+)
+def test_beam_search_model_refuses_options_it_used_to_convert(trained_model, options, received):
+    # int() and float() used to decode 4 steps for 4.7, keep 2 beams for 2.9 and take True for 1.0.
+    model, _ = trained_model
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        beam_search_model(model, np.array([[5, 6, 7]], "int32"), *options)
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        beam_function(model, *options)
+
+
+@pytest.mark.parametrize(
+    "source, received",
+    [([[5, -1, 7]], "source with id -1"), (np.zeros((1, 0)), r"source.shape=\(1, 0\)")],
+)
+def test_beam_search_model_checks_its_sources(trained_model, source, received):
+    # Id -1 used to read the last embedding row; an empty source failed inside the encoder.
+    model, _ = trained_model
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        beam_search_model(model, np.asarray(source, "int32"), 4, 2)
+
+
+def test_a_length_penalty_past_the_float32_range_is_refused():
+    # 40 ** 30 overflows float32: every score used to be -0.0 and the beams arbitrary.
+    decoder, memory, state = TableDecoder(_table()), {"mask": np.ones((1, 2), bool)}, np.zeros((1, 1), "float32")
+    with pytest.raises(ValueError, match=r"overflows float32. Received: length_penalty=30.0, max_length=40"):
+        beam_search(decoder, memory, state, GO, STOP, 40, 2, length_penalty=30.0)
+    scores = np.asarray(beam_search(decoder, memory, state, GO, STOP, 40, 2, length_penalty=20.0)["scores"])
+    assert np.all(scores < 0)  # 40 ** 20 = 1.1e32 is still in range
+
+
 class Float16Decoder:
     """Float16 logits and state, as a decoder under the mixed_float16 policy gives."""
 

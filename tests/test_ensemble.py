@@ -23,8 +23,13 @@ def test_one_member_decodes_like_the_model_itself():
     model = _model(0)
     alone = Ensemble([model])
     greedy = model.generate(SOURCE)
-    np.testing.assert_array_equal(alone.generate(SOURCE)["tokens"], greedy["tokens"])
-    np.testing.assert_allclose(alone.generate(SOURCE)["alignments"], greedy["alignments"], atol=1e-5)
+    result = alone.generate(SOURCE)
+    # Width 1 gives what Seq2Seq.generate gives: the same keys, and `scores` the log-probability
+    # (it used to be the length-normalised beam score, with beam_* and log_probs entries besides).
+    assert sorted(result) == sorted(greedy) == ["alignments", "scores", "tokens"]
+    np.testing.assert_array_equal(result["tokens"], greedy["tokens"])
+    np.testing.assert_allclose(result["alignments"], greedy["alignments"], atol=1e-5)
+    np.testing.assert_allclose(result["scores"], greedy["scores"], atol=1e-5)
     beam = model.generate(SOURCE, beam_width=3)
     np.testing.assert_array_equal(alone.generate(SOURCE, beam_width=3)["beam_tokens"], beam["beam_tokens"])
 
@@ -75,3 +80,8 @@ def test_ensemble_generate_makes_the_checks_seq2seq_generate_makes():
         ensemble.generate(np.array([[5, 6, 7]], "int32"), beam_width=12)  # 13 tokens - <pad> - <GO> = 11
     with pytest.raises(ValueError, match="max_length"):
         ensemble.generate(np.array([[5, 6, 7]], "int32"), max_length=2.5)
+    # An empty source used to fail inside the encoder (InvalidArgumentError).
+    with pytest.raises(ValueError, match=r"`source` needs at least one position. Received: source.shape=\(2, 0\)"):
+        ensemble.generate(np.zeros((2, 0), "int32"))
+    with pytest.raises(ValueError, match="`source` must be an integer array"):
+        ensemble.generate(np.array([[5.0, 6.0]]))

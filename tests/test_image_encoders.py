@@ -41,6 +41,20 @@ def test_small_cnn_output_shape_matches_call_for_non_square_images(vector_dim):
     symbolic = encoder(keras.Input((16, 32, 3)))
     assert [tuple(t.shape) for t in symbolic] == [(None, 8, 8), (None, vector_dim or 8)]
 
+@pytest.mark.parametrize(
+    "options, received",
+    [(dict(filters="32"), "filters='32'"), (dict(filters=(2.7,)), r"filters\[0\]=2.7"),
+     (dict(filters=(4, 0)), r"filters\[1\]=0"), (dict(filters=()), r"filters=\(\)"),
+     (dict(vector_dim=3.9), "vector_dim=3.9"), (dict(vector_dim=-1), "vector_dim=-1"),
+     (dict(convs_per_block=1.5), "convs_per_block=1.5")],
+)
+def test_small_cnn_refuses_sizes_that_are_not_whole_numbers(options, received):
+    # "32" used to become two blocks of 3 and 2 channels, 2.7 channels 2, vector_dim 3.9 a vector of 3.
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        SmallCNNEncoder(**options)
+    assert SmallCNNEncoder(filters=[4, 8], vector_dim=np.int64(0)).filters == (4, 8)  # as a saved config gives them
+
+
 def test_small_cnn_locations_follow_the_image_regions():
     """Location j = row * W + col sees the patch at (row, col): a bright patch moves only nearby features."""
     keras.utils.set_random_seed(3)

@@ -1,6 +1,8 @@
 """The token loss and accuracy with sample weights (per example or per token), in `fit` too, and
 the oracle alignment weights of the supervised-attention loss."""
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -30,6 +32,28 @@ def test_token_loss_weights_examples_and_tokens():
     np.testing.assert_allclose(float(loss(targets, logits, sample_weight=token_weights)), expected, rtol=1e-5)
     with pytest.raises(ValueError, match="Received: sample_weight.shape"):
         loss(targets, logits, sample_weight=np.ones((2, 4, 1)))
+    np.testing.assert_allclose(float(loss(targets, logits, sample_weight=np.array([[1.0], [0.0]]))),
+                               token_losses[0, real[0]].mean(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(4,), (3,), (2, 3), (1, 4), (3, 1)])
+def test_sample_weights_of_another_shape_than_the_targets_are_refused(shape):
+    targets, logits, _ = _logits_and_targets()
+    message = re.escape(f"Received: sample_weight.shape={shape}, y_true.shape=(2, 4)")
+    with pytest.raises(ValueError, match=message):
+        MaskedTokenLoss()(targets, logits, sample_weight=np.ones(shape))
+    with pytest.raises(ValueError, match=message):
+        MaskedTokenAccuracy().update_state(targets, logits, sample_weight=np.ones(shape))
+
+
+def test_per_token_weights_for_a_batch_of_one_are_not_taken_for_example_weights():
+    # (tgt_len,) used to broadcast as (batch, 1) = (4, 1) against (1, 4): the weights were lost.
+    targets, logits, token_losses = _logits_and_targets()
+    loss = MaskedTokenLoss()
+    with pytest.raises(ValueError, match=r"Received: sample_weight.shape=\(4,\), y_true.shape=\(1, 4\)"):
+        loss(targets[1:], logits[1:], sample_weight=np.array([1.0, 0.0, 0.0, 0.0]))
+    np.testing.assert_allclose(float(loss(targets[1:], logits[1:], sample_weight=np.array([[1.0, 0.0, 0.0, 0.0]]))),
+                               token_losses[1, 0], rtol=1e-5)
 
 
 def test_token_accuracy_weights_examples():
@@ -55,6 +79,11 @@ def test_sample_weights_reach_the_loss_in_fit():
 def test_oracle_weights_refuse_a_negative_link():
     with pytest.raises(ValueError, match="links source position -1"):
         oracle_weights([[{-1}]], 1, 3)
+
+
+def test_oracle_weights_count_a_repeated_link_once():
+    # [1, 1] used to give the row [0, 0.5, 0]: weights that do not sum to 1.
+    np.testing.assert_array_equal(oracle_weights([[[1, 1], [0, 2, 2]]], 2, 3), [[[0, 1, 0], [0.5, 0, 0.5]]])
 
 
 def test_smoothed_loss_spreads_over_the_whole_vocabulary():

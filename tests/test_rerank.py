@@ -112,6 +112,13 @@ def test_channel_scores_and_rerank_order(small_models):
     unchanged = task.rerank(decoded, words, channel, weight=0.0)
     assert unchanged["candidates"] == decoded["candidates"]
     assert "alignments" not in unchanged
+    # An impossible candidate (-inf, as an empty one gets) keeps its place at weight 0 too; it used
+    # to be moved last (0 * -inf = NaN, mapped to -inf).
+    impossible = log_probs.copy()
+    impossible[:, 0] = -np.inf
+    kept = task.rerank(decoded, words, channel, weight=0.0, scored=(impossible, lengths))
+    assert kept["candidates"] == decoded["candidates"]
+    np.testing.assert_array_equal(np.stack(kept["scores"]), np.stack(decoded["scores"]))
     only_channel = task.rerank(decoded, words, channel, weight=1e6, scored=(log_probs, lengths))
     for row, scores, reranked in zip(decoded["candidates"], log_probs / lengths, only_channel["candidates"]):
         assert reranked[0] == row[int(np.argmax(scores))]

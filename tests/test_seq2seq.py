@@ -1,6 +1,7 @@
 """Encoders, decoders and the Seq2Seq model: shapes, masking, saving, decoding."""
 
 import os
+import re
 import tempfile
 
 import keras
@@ -299,10 +300,25 @@ def test_decoders_reject_an_initial_state_of_the_wrong_size():
     encoder_outputs = np.zeros((2, 5, 4), "float32")
     with pytest.raises(ValueError, match=r"Received: initial_state.shape=\(2, 7\)"):
         PlainGRUDecoder(9, 4, 6, option=1)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
-    with pytest.raises(ValueError, match=r"Received: query.shape=\(2, 7\)"):
+    with pytest.raises(ValueError, match=r"Received: initial_state.shape=\(2, 7\)"):
         AttentionGRUDecoder(9, 4, 6)(target_in, encoder_outputs, np.zeros((2, 7), "float32"))
     with pytest.raises(ValueError, match=r"Received: encoder_outputs.shape=\(2, 4\)"):
         PlainGRUDecoder(9, 4, 4, option=1)(target_in, encoder_outputs[:, -1], np.zeros((2, 4), "float32"))
+
+
+@pytest.mark.parametrize("kind", ["attention", "option 1", "option 2"])
+def test_decoders_reject_a_state_of_another_rank_or_built_size_in_call_and_decoding(kind):
+    # Each used to fail inside TensorFlow (ConcatV2, AddV2 or MatMul), in the call or at the first step.
+    decoder = AttentionGRUDecoder(9, 4, 6) if kind == "attention" else PlainGRUDecoder(9, 4, 6, option=int(kind[-1]))
+    target_in = np.ones((2, 3), "int32")
+    encoder_outputs = np.zeros((2, 5, 4), "float32")
+    decoder(target_in, encoder_outputs, np.zeros((2, 6), "float32"))  # built for states of size 6
+    for bad in (np.zeros((2, 1, 6), "float32"), np.zeros((2, 5), "float32")):
+        received = re.escape(f"(batch, 6). Received: initial_state.shape={bad.shape}")
+        with pytest.raises(ValueError, match=received):
+            decoder(target_in, encoder_outputs, bad)
+        with pytest.raises(ValueError, match=received):  # decoding starts here, as greedy and beam search do
+            decoder.prepare_memory(encoder_outputs, bad, np.ones((2, 5), bool))
 
 
 @pytest.mark.parametrize("attention", [True, False])

@@ -6,7 +6,7 @@ from keras import ops
 from course_lib.recurrence import scan
 
 from course_lib.layers.bahdanau_attention import BahdanauAttention
-from course_lib.layers.masking import check_decoder_inputs, check_mask
+from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_mask
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -86,7 +86,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
-        self.attention_units = attention_units or units
+        if attention_units is not None:  # 0 is refused, not taken for the default
+            check_count(attention_units, "attention_units")
+        self.attention_units = units if attention_units is None else attention_units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.conditional = bool(conditional)
@@ -118,6 +120,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         """Everything a step needs about the source, computed once."""
         if not self.built:  # decoding may start before any teacher-forced call
             self.build((None, None), tuple(encoder_outputs.shape))
+        if initial_state is not None:
+            check_initial_state(initial_state, self.units)
         if source_mask is None:
             source_mask = ops.ones(ops.shape(encoder_outputs)[:2], dtype="bool")
         else:
@@ -162,7 +166,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
     # -- teacher forcing --------------------------------------------------------
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
-        check_decoder_inputs(target_inputs, encoder_outputs, initial_state)
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self.units)
         memory = self.prepare_memory(encoder_outputs, initial_state, source_mask)
         if training and self.teacher_forcing_ratio < 1.0:
             return self._scheduled_sampling(target_inputs, initial_state, memory, training)

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import check_decoder_inputs
+from course_lib.layers.masking import check_decoder_inputs, check_initial_state
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -67,12 +67,20 @@ class PlainGRUDecoder(keras.layers.Layer):
         Decoding can start here, before any teacher-forced call: the weights are
         made now, in `build`, as `AttentionGRUDecoder.prepare_memory` does.
         """
+        check_initial_state(initial_state, self._initial_state_size())
         if not self.built:
             self.build((None, None), encoder_outputs.shape, initial_state.shape)
         return {
             "encoding": initial_state,  # (batch, encoding_dim)
             "no_weights": ops.zeros_like(encoder_outputs[:, :, 0]),  # (batch, src_len)
         }
+
+    def _initial_state_size(self):
+        """The size `initial_state` must have: `units` for option 1 (it is `s_0`); for option 2 the
+        encoding the GRU was built for, any before that."""
+        if self.option == 1:
+            return self.units
+        return self.gru.cell.kernel.shape[0] - self.embedding_dim if self.gru.built else None
 
     def start_state(self, initial_state):
         if self.option == 1:
@@ -94,12 +102,7 @@ class PlainGRUDecoder(keras.layers.Layer):
         return self.output_layer(new_state), new_state, memory["no_weights"]
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
-        check_decoder_inputs(target_inputs, encoder_outputs, initial_state)
-        if self.option == 1 and initial_state.shape[-1] not in (None, self.units):
-            raise ValueError(
-                f"Option 1 starts from s_0 = h_T, so `initial_state` must have shape (batch, {self.units}). "
-                f"Received: initial_state.shape={initial_state.shape}"
-            )
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self._initial_state_size())
         embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
         states = self.gru(
             self._inputs(embedded, initial_state),

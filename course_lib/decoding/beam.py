@@ -31,6 +31,7 @@ import numpy as np
 from keras import ops
 
 from course_lib.compiling import compile_once
+from course_lib.layers.masking import check_count, check_token_range  # (the models import check_count from here)
 from course_lib.recurrence import scan
 
 # A finite "minus infinity": keeps arithmetic free of inf - inf = NaN.
@@ -49,19 +50,17 @@ def _where_rows(condition, when_true, when_false):
     return ops.where(condition, when_true, when_false)
 
 
-def check_count(value, name):
-    """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size) is
-    a whole number >= 1. A float such as 2.7 is refused rather than cut to 2."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"`{name}` must be a whole number >= 1. Received: {name}={value!r}")
-
-
-def check_beam_options(beam_width, length_penalty, vocab_size=None):
+def check_beam_options(beam_width, length_penalty, vocab_size=None, max_length=None):
     """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0.
 
     With `vocab_size`, the beam may hold at most `vocab_size - 2` hypotheses:
     padding and `<GO>` are never written, so a wider beam would be filled with
     impossible hypotheses made of them.
+
+    With `max_length`, that is checked too (`check_count`), and so is the
+    largest divisor of the scores, `max_length ** length_penalty`: past the
+    float32 range (`length_penalty` above about 22 at `max_length=50`) every
+    score would become -0.0 and the beams an arbitrary choice.
     """
     check_count(beam_width, "beam_width")
     if vocab_size is not None and beam_width > vocab_size - 2:
@@ -72,6 +71,35 @@ def check_beam_options(beam_width, length_penalty, vocab_size=None):
     if isinstance(length_penalty, bool) or not isinstance(length_penalty, (int, float, np.integer, np.floating)) \
             or not np.isfinite(length_penalty) or length_penalty < 0:
         raise ValueError(f"`length_penalty` must be a finite number >= 0. Received: length_penalty={length_penalty!r}")
+    if max_length is not None:
+        check_count(max_length, "max_length")
+        with np.errstate(over="ignore"):
+            largest = np.float32(max_length) ** np.float32(length_penalty)  # as the scores are computed
+        if not np.isfinite(largest):
+            raise ValueError(
+                "`length_penalty` is too large for `max_length`: scores are divided by n ** length_penalty for "
+                f"lengths n up to max_length, and {max_length} ** {length_penalty} overflows float32. "
+                f"Received: length_penalty={length_penalty!r}, max_length={max_length!r}"
+            )
+
+
+def check_source(source, vocab_size):
+    """The checks every `generate` makes on its sources before any work; returns them as a NumPy array.
+
+    `source` must be an integer array `(batch, src_len)` with at least one
+    position, every id in `[0, vocab_size)` (an id outside would silently read
+    another embedding row, `check_token_range`).
+    """
+    source = np.asarray(source)
+    if source.ndim != 2 or not np.issubdtype(source.dtype, np.integer):
+        raise ValueError(
+            "`source` must be an integer array (batch, src_len). "
+            f"Received: source.shape={source.shape}, dtype={source.dtype}"
+        )
+    check_token_range(source, vocab_size, "source")
+    if source.shape[1] == 0:
+        raise ValueError(f"`source` needs at least one position. Received: source.shape={source.shape}")
+    return source
 
 
 def beam_search(
@@ -108,8 +136,7 @@ def beam_search(
         `alignments (batch, k, max_length, src_len)` attention weights
         (zeros after `<stop>`).
     """
-    check_count(max_length, "max_length")
-    check_beam_options(beam_width, length_penalty, getattr(decoder, "vocab_size", None))
+    check_beam_options(beam_width, length_penalty, getattr(decoder, "vocab_size", None), max_length)
     max_length, beam_width = int(max_length), int(beam_width)
     first_leaf = keras.tree.flatten(start_state)[0]
     batch = ops.shape(first_leaf)[0]
@@ -258,7 +285,12 @@ def _model_beam(model, source, max_length, beam_width, length_penalty):
 
 
 def beam_function(model, max_length, beam_width, length_penalty=1.0):
-    """A compiled beam search for `model` (one trace for every batch shape on TF)."""
+    """A compiled beam search for `model` (one trace for every batch shape on TF).
+
+    The options are checked (`check_beam_options`) before they become the
+    cache key, so that 4.7 steps or a beam of 2.9 are refused, not cut to 4 and 2.
+    """
+    check_beam_options(beam_width, length_penalty, model.target_vocab_size, max_length)
     key = (int(max_length), int(beam_width), float(length_penalty))
     functions = _COMPILED.setdefault(model, {})
     if key not in functions:
@@ -276,8 +308,9 @@ def beam_search_model(model, source, max_length, beam_width, length_penalty=1.0)
     Called by `Seq2Seq.generate(source, beam_width=k)`.
 
     Args:
-        model: has `encode(source)`, `decoder` (the decoder protocol) and
-            `start_id`, `stop_id`, `pad_id`.
+        model: has `encode(source)`, `decoder` (the decoder protocol),
+            `source_vocab_size`, `target_vocab_size` and `start_id`,
+            `stop_id`, `pad_id`.
         source: integer array `(batch, src_len)`, padding = `pad_id`.
         max_length, beam_width, length_penalty: see `beam_search`.
 
@@ -290,12 +323,7 @@ def beam_search_model(model, source, max_length, beam_width, length_penalty=1.0)
         `beam_lengths (batch, k)` (`<stop>` included) and
         `beam_alignments (batch, k, max_length, src_len)`.
     """
-    source = np.asarray(source)
-    if source.ndim != 2 or not np.issubdtype(source.dtype, np.integer):
-        raise ValueError(
-            "`source` must be an integer array (batch, src_len). "
-            f"Received: source.shape={source.shape}, dtype={source.dtype}"
-        )
+    source = check_source(source, model.source_vocab_size)
     if source.shape[0] == 0:
         raise ValueError(f"`source` holds no examples. Received: source.shape={source.shape}")
     result = beam_function(model, max_length, beam_width, length_penalty)(source.astype("int32"))

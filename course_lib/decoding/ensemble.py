@@ -17,8 +17,6 @@ import math
 
 from keras import ops
 
-from course_lib.layers.masking import check_token_range
-
 
 class EnsembleDecoder:
     """The decoder protocol (`prepare_memory`, `start_state`, `step`) over several decoders.
@@ -64,9 +62,10 @@ class Ensemble:
         models: trained models sharing source and target vocabularies and the
             special token ids (`start_id`, `stop_id`, `pad_id`).
 
-    `generate(source, max_length=None, beam_width=1)` returns what
-    `Seq2Seq.generate` returns; width 1 is greedy decoding of the mean
-    distribution.
+    `generate(source, max_length=None, beam_width=1, length_penalty=1.0)`
+    returns what `Seq2Seq.generate` returns; width 1 is greedy decoding of
+    the mean distribution, with `tokens`, `alignments` and `scores` (the
+    log-probability of each output under it).
     """
 
     def __init__(self, models):
@@ -91,6 +90,7 @@ class Ensemble:
         self.models = models
         self.decoder = EnsembleDecoder(model.decoder for model in models)
         self.start_id, self.stop_id, self.pad_id = first.start_id, first.stop_id, first.pad_id
+        self.source_vocab_size, self.target_vocab_size = first.source_vocab_size, first.target_vocab_size
         self.max_output_length = max(model.max_output_length for model in models)
 
     @property
@@ -103,15 +103,14 @@ class Ensemble:
         return tuple(e[0] for e in encoded), tuple(e[1] for e in encoded), encoded[0][2]
 
     def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
-        from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count
+        from course_lib.decoding.beam import beam_search_model
 
-        first = self.models[0]
-        # The checks `Seq2Seq.generate` makes: an id outside the vocabulary would silently read
-        # another embedding row, and a beam wider than the vocabulary would fill up with padding.
-        check_token_range(source, first.source_vocab_size, "source")
-        check_beam_options(beam_width, length_penalty, first.target_vocab_size)
         max_length = self.max_output_length if max_length is None else max_length
-        check_count(max_length, "max_length")
         for model in self.models:
             model.build()
-        return beam_search_model(self, source, max_length, beam_width, length_penalty)
+        # `beam_search_model` makes the checks `Seq2Seq.generate` makes (sources, ids, options) first.
+        result = beam_search_model(self, source, max_length, beam_width, length_penalty)
+        if beam_width > 1:
+            return result
+        # Width 1 is greedy decoding: its score is the log-probability, as `Seq2Seq.generate` gives.
+        return {"tokens": result["tokens"], "alignments": result["alignments"], "scores": result["log_probs"]}

@@ -1,8 +1,11 @@
 """Reranking beam candidates with a second model.
 
 Beam search ranks candidates `y` for a source `x` by the direct model's
-length-normalised log-probability, `log P(y | x) / (|y| + 1)`. When several
-outputs are plausible (romanised Hindi `nilgiri` -> निलगिरी or नीलगिरि), a
+length-normalised log-probability, `log P(y | x) / m ** length_penalty`,
+where `m` counts the output tokens and `<stop>` (`|y| + 1`), or is
+`max_length` for a beam cut off before `<stop>` (`course_lib.decoding.beam`;
+at the default `length_penalty=1`, the mean log-probability per token). When
+several outputs are plausible (romanised Hindi `nilgiri` -> निलगिरी or नीलगिरि), a
 second opinion can settle it. Two kinds:
 
 * a **channel** model, trained in the other direction, says how well each
@@ -12,7 +15,7 @@ second opinion can settle it. Two kinds:
 
 The combined score is
 
-    score(y) = log P(y | x) / (|y| + 1)  +  weight * log Q / n,
+    score(y) = log P(y | x) / m ** length_penalty  +  weight * log Q / n,
 
 where `log Q` is the second model's log-probability of the candidate and `n`
 the number of tokens it scored (its output and `<stop>`); the k beams are
@@ -30,11 +33,13 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
     """`direct_scores + weight * other_log_probs / other_lengths`.
 
     Args:
-        direct_scores: `(N, k)` length-normalised beam scores, `log P(y | x) / (|y| + 1)`.
+        direct_scores: `(N, k)` length-normalised beam scores, `log P(y | x) / m ** length_penalty`
+            (the beam's `scores`; see the module docstring).
         other_log_probs: `(N, k)` the second model's log-probabilities.
         other_lengths: the tokens each of those covers, `(N, k)` or `(N,)`
             (e.g. `|x| + 1` for a channel model, `|y| + 1` for a right-to-left one).
-        weight: how much the second model counts (0 = beam order).
+        weight: how much the second model counts (0 = beam order: `direct_scores`
+            unchanged, also where `other_log_probs` is -inf).
     """
     direct_scores = np.asarray(direct_scores, "float64")
     other_log_probs = np.asarray(other_log_probs, "float64")
@@ -60,4 +65,6 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
         )
     if not isinstance(weight, numbers.Real) or not np.isfinite(weight) or weight < 0:
         raise ValueError(f"`weight` must be a finite number >= 0. Received: weight={weight}")
+    if weight == 0:  # 0 * -inf (an impossible candidate) would be NaN
+        return direct_scores.copy()
     return direct_scores + weight * other_log_probs / other_lengths

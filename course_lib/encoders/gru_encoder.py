@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
-from course_lib.layers.masking import check_token_ids, run_recurrent
+from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -53,15 +53,18 @@ class GRUEncoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not 0 <= pad_id < vocab_size:
+        check_count(pad_id, "pad_id", least=0)  # an id: 1.5 is refused
+        if pad_id >= vocab_size:
             raise ValueError(f"`pad_id` must be a token id in [0, vocab_size). Received: pad_id={pad_id}, "
                              f"vocab_size={vocab_size}")
+        if decoder_units is not None:  # 0 is refused, not taken for the default
+            check_count(decoder_units, "decoder_units")
         self.pad_id = pad_id
         self.vocab_size = vocab_size
         self.embedding_dim = embedding_dim
         self.units = units
         self.bidirectional = bidirectional
-        self.decoder_units = decoder_units or units
+        self.decoder_units = units if decoder_units is None else decoder_units
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
         gru = keras.layers.GRU(units, return_sequences=True, return_state=True, dtype=self.dtype_policy, name="gru")
         self.rnn = make_bidirectional(gru, dtype=self.dtype_policy, name="bigru") if bidirectional else gru

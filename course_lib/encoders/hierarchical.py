@@ -17,7 +17,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
-from course_lib.layers.masking import check_token_ids, run_recurrent
+from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
 
 
 def check_documents(documents, name="documents"):
@@ -217,21 +217,23 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
                 "`sentence_state_dropout` must lie in [0, 1). "
                 f"Received: sentence_state_dropout={sentence_state_dropout}"
             )
+        if attention_units is not None:  # 0 is refused, not taken for the default
+            check_count(attention_units, "attention_units")
         self.attention_units = attention_units
         self.sentence_state_dropout = float(sentence_state_dropout)
         directions = self.directions
         self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", dtype=self.dtype_policy)
         self.word_attention = AttentionPooling(
-            attention_units or directions * word_units, context_name="u_w", dtype=self.dtype_policy,
-            name="word_attention",
+            directions * word_units if attention_units is None else attention_units,
+            context_name="u_w", dtype=self.dtype_policy, name="word_attention",
         )
         self.sentence_rnn = _make_gru(
             sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout,
             dtype=self.dtype_policy,
         )
         self.sentence_attention = AttentionPooling(
-            attention_units or directions * sentence_units, context_name="u_s", dtype=self.dtype_policy,
-            name="sentence_attention",
+            directions * sentence_units if attention_units is None else attention_units,
+            context_name="u_s", dtype=self.dtype_policy, name="sentence_attention",
         )
 
     def build(self, documents_shape):

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from course_lib.layers.masking import check_count
+
 
 @keras.saving.register_keras_serializable(package="course_lib")
 class SmallCNNEncoder(keras.layers.Layer):
@@ -38,14 +40,14 @@ class SmallCNNEncoder(keras.layers.Layer):
 
     def __init__(self, filters=(16, 32, 64), vector_dim=256, convs_per_block=1, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        if not filters or any(int(f) < 1 for f in filters):
-            raise ValueError(f"`filters` must be a non-empty list of positive ints. Received: filters={filters}")
+        # Whole numbers only: "32" used to become the blocks (3, 2), 2.7 channels 2.
+        if isinstance(filters, (str, bytes)) or not hasattr(filters, "__len__") or len(filters) == 0:
+            raise ValueError(f"`filters` must be a non-empty list of positive ints. Received: filters={filters!r}")
+        for block, channels in enumerate(filters):
+            check_count(channels, f"filters[{block}]")
+        check_count(vector_dim, "vector_dim", least=0)
+        check_count(convs_per_block, "convs_per_block")
         self.filters = tuple(int(f) for f in filters)
-        if int(vector_dim) < 0 or int(convs_per_block) < 1:
-            raise ValueError(
-                "Need vector_dim >= 0 and convs_per_block >= 1. "
-                f"Received: vector_dim={vector_dim}, convs_per_block={convs_per_block}"
-            )
         self.vector_dim = int(vector_dim)
         self.convs_per_block = int(convs_per_block)
         self.dropout = float(dropout)

@@ -118,6 +118,13 @@ def check_token_range(tokens, vocab_size, name="tokens"):
         )
 
 
+def check_count(value, name, least=1):
+    """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size, a
+    layer size) is a whole number >= `least`. A float such as 2.7 is refused rather than cut to 2."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise ValueError(f"`{name}` must be a whole number >= {least}. Received: {name}={value!r}")
+
+
 def check_special_ids(vocab_size, start_id, stop_id, pad_id):
     """Raises ValueError unless `<GO>`, `<stop>` and padding are three different ids in `[0, vocab_size)`.
 
@@ -134,13 +141,29 @@ def check_special_ids(vocab_size, start_id, stop_id, pad_id):
         )
 
 
-def check_decoder_inputs(target_inputs, encoder_outputs, initial_state):
+def check_initial_state(initial_state, state_size=None):
+    """Raises ValueError unless `initial_state` is `(batch, state_size)` (any size where `state_size` is None).
+
+    A state of another rank or size used to fail deep inside the GRU cell (a
+    MatMul or ConcatV2 error), or in the attention's query check.
+    """
+    shape = initial_state.shape
+    if len(shape) != 2 or (state_size is not None and shape[-1] is not None and shape[-1] != state_size):
+        raise ValueError(
+            f"`initial_state` must have shape (batch, {'state_size' if state_size is None else state_size}). "
+            f"Received: initial_state.shape={shape}"
+        )
+
+
+def check_decoder_inputs(target_inputs, encoder_outputs, initial_state, state_size=None):
     """What every decoder's teacher-forced call checks first.
 
     `target_inputs` integer `(batch, tgt_len)` with at least one step (`<GO>`),
-    `encoder_outputs` `(batch, src_len, value_dim)`, `initial_state` of the same batch.
+    `encoder_outputs` `(batch, src_len, value_dim)`, `initial_state`
+    `(batch, state_size)` of the same batch (`check_initial_state`).
     """
     check_token_ids(target_inputs, "target_inputs")
+    check_initial_state(initial_state, state_size)
     if len(encoder_outputs.shape) != 3:
         raise ValueError(
             "`encoder_outputs` must have rank 3 (batch, src_len, value_dim): the alignments are "

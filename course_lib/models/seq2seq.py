@@ -7,10 +7,10 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count
+from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count, check_source
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
-from course_lib.layers.masking import check_same_batch, check_special_ids, check_token_ids, check_token_range
+from course_lib.layers.masking import check_same_batch, check_special_ids, check_token_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -93,10 +93,17 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.attention_units = attention_units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = teacher_forcing_ratio
-        if conditional and not attention:
+        # Options of the attentional decoder: refused with the plain one rather than silently ignored.
+        # (Not `attention_units`: the translation task passes it with `--no-attention`, and its saved
+        # plain runs hold it.)
+        ignored = {name: value for name, value, plain in (
+            ("conditional", conditional, False), ("deep_output", deep_output, False),
+            ("teacher_forcing_ratio", teacher_forcing_ratio, 1.0)) if value != plain}
+        if ignored and not attention:
             raise ValueError(
-                "`conditional` is a step of the attentional decoder. "
-                f"Received: conditional={conditional}, attention={attention}"
+                "`conditional`, `deep_output` and a `teacher_forcing_ratio` other than 1 apply to the "
+                "attentional decoder only. Received: " + ", ".join(f"{name}={value!r}" for name, value in ignored.items())
+                + f", attention={attention}"
             )
         self.conditional = conditional
         if option not in (1, 2):  # checked with attention too: the value is saved in the config
@@ -110,8 +117,11 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         check_special_ids(target_vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.max_output_length = max_output_length
+        if encoder_units is not None:  # 0 is refused, not taken for the default
+            check_count(encoder_units, "encoder_units")
         self.encoder = GRUEncoder(
-            source_vocab_size, embedding_dim, encoder_units or units, bidirectional=bidirectional,
+            source_vocab_size, embedding_dim, units if encoder_units is None else encoder_units,
+            bidirectional=bidirectional,
             decoder_units=units, pad_id=pad_id, dtype=self.dtype_policy, name="encoder",
         )
         if attention:
@@ -226,19 +236,10 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         `course_lib.decoding.beam`), `log_probs` its log-probability, and the
         `beam_*` entries all k hypotheses.
         """
-        source = np.asarray(source)
-        if source.ndim != 2 or not np.issubdtype(source.dtype, np.integer):
-            raise ValueError(
-                "`source` must be an integer array (batch, src_len). "
-                f"Received: source.shape={source.shape}, dtype={source.dtype}"
-            )
-        check_token_range(source, self.source_vocab_size, "source")
-        if source.shape[1] == 0:
-            raise ValueError(f"`source` needs at least one position. Received: source.shape={source.shape}")
+        source = check_source(source, self.source_vocab_size)
         max_length = self.max_output_length if max_length is None else max_length
-        check_count(max_length, "max_length")
+        check_beam_options(beam_width, length_penalty, self.target_vocab_size, max_length)
         self.build()
-        check_beam_options(beam_width, length_penalty, self.target_vocab_size)
         if beam_width > 1:
             return beam_search_model(self, source, max_length, beam_width, length_penalty)
         tokens, alignments, scores = self.greedy_function()(source.astype("int32"), np.int32(max_length))

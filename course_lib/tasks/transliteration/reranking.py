@@ -133,7 +133,9 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
 
 def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
     """Re-sorts each word's beam candidates by
-    `log P(y|x)/(|y|+1) + weight * log Q/n` (`course_lib.decoding.rerank`).
+    `log P(y|x)/m**length_penalty + weight * log Q/n` (`course_lib.decoding.rerank`:
+    the beam's own score, `m` = the output's tokens and `<stop>`, or
+    `max_length` for a beam cut off before `<stop>`).
 
     Args:
         decoded, words, reranker: as for `reranker_log_probs`.
@@ -149,9 +151,8 @@ def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
     from course_lib.decoding.rerank import rerank_scores
 
     log_probs, lengths = scored if scored is not None else reranker_log_probs(decoded, words, reranker, batch_size)
-    with np.errstate(invalid="ignore"):  # -inf scores stay -inf
-        combined = rerank_scores(np.stack(decoded["scores"]), log_probs, lengths, weight)
-    order = np.argsort(-np.nan_to_num(combined, nan=-np.inf), axis=1, kind="stable")  # (N, k)
+    combined = rerank_scores(np.stack(decoded["scores"]), log_probs, lengths, weight)  # -inf stays -inf
+    order = np.argsort(-combined, axis=1, kind="stable")  # (N, k)
     candidates = [[row[j] for j in ranks] for row, ranks in zip(decoded["candidates"], order)]
     reranked = {key: value for key, value in decoded.items() if key != "alignments"}
     reranked.update(
