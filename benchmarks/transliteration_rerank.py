@@ -7,7 +7,8 @@ accuracy for each weight of
 
     score(y) = log P(y | x) / (|y| + 1) + weight * log Q / n
 
-(`log Q` = `log P(x | y)` over `n = |x| + 1` tokens for a channel model, the
+(the first term is the beam's score at length penalty 1, `course_lib.decoding.rerank`;
+`log Q` = `log P(x | y)` over `n = |x| + 1` tokens for a channel model, the
 right-to-left `log P(y | x)` over `n = |y| + 1` for the other kind).
 
 Several `--reranker` runs of one kind (e.g. right-to-left models from

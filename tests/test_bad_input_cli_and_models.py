@@ -11,7 +11,7 @@ from course_lib.encoders import GRUEncoder
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
-from course_lib.models.document_classifier import DocumentClassifier
+from course_lib.models.document_classifier import DocumentClassifier, FlatAttentionEncoder
 from course_lib.models.language_model import RNNLanguageModel
 from course_lib.models.seq2seq import Seq2Seq
 
@@ -277,6 +277,7 @@ def test_plain_seq2seq_refuses_the_attentional_decoders_options(options, receive
      (lambda: GRUEncoder(12, 4, 6, decoder_units=0), "decoder_units=0"),
      (lambda: Seq2Seq(12, 10, encoder_units=0), "encoder_units=0"),
      (lambda: HierarchicalAttentionEncoder(20, 4, 5, 6, attention_units=0), "attention_units=0"),
+     (lambda: FlatAttentionEncoder(20, 4, 5, attention_units=0), "attention_units=0"),
      (lambda: GRUEncoder(12, 4, 6, pad_id=1.5), "pad_id=1.5")],
 )
 def test_a_size_of_zero_is_refused_not_taken_for_the_default(build, received):

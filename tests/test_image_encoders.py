@@ -8,6 +8,7 @@ from course_lib.encoders.pretrained import (
     BackboneUnavailable, backbone_info, load_backbone, make_image_encoder,
 )
 from course_lib.encoders.small_cnn import SmallCNNEncoder
+from course_lib.models.captioner import ImageCaptioner
 from layer_testing import run_layer_test
 
 
@@ -41,6 +42,7 @@ def test_small_cnn_output_shape_matches_call_for_non_square_images(vector_dim):
     symbolic = encoder(keras.Input((16, 32, 3)))
     assert [tuple(t.shape) for t in symbolic] == [(None, 8, 8), (None, vector_dim or 8)]
 
+
 @pytest.mark.parametrize(
     "options, received",
     [(dict(filters="32"), "filters='32'"), (dict(filters=(2.7,)), r"filters\[0\]=2.7"),
@@ -52,6 +54,9 @@ def test_small_cnn_refuses_sizes_that_are_not_whole_numbers(options, received):
     # "32" used to become two blocks of 3 and 2 channels, 2.7 channels 2, vector_dim 3.9 a vector of 3.
     with pytest.raises(ValueError, match=f"Received: {received}"):
         SmallCNNEncoder(**options)
+    captioner_options = {("cnn_filters" if name == "filters" else name): value for name, value in options.items()}
+    with pytest.raises(ValueError, match=f"Received: {received}"):  # the captioner checks before its int()
+        ImageCaptioner(12, **captioner_options)
     assert SmallCNNEncoder(filters=[4, 8], vector_dim=np.int64(0)).filters == (4, 8)  # as a saved config gives them
 
 

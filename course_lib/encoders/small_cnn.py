@@ -6,6 +6,17 @@ from keras import ops
 from course_lib.layers.masking import check_count
 
 
+def check_cnn_sizes(filters, vector_dim, convs_per_block):
+    """Raises `ValueError` unless the sizes of a `SmallCNNEncoder` are whole numbers (checked before any
+    `int()`: "32" used to become the blocks (3, 2), and 2.7 channels 2)."""
+    if isinstance(filters, (str, bytes)) or not hasattr(filters, "__len__") or len(filters) == 0:
+        raise ValueError(f"`filters` must be a non-empty list of positive ints. Received: filters={filters!r}")
+    for block, channels in enumerate(filters):
+        check_count(channels, f"filters[{block}]")
+    check_count(vector_dim, "vector_dim", least=0)
+    check_count(convs_per_block, "convs_per_block")
+
+
 @keras.saving.register_keras_serializable(package="course_lib")
 class SmallCNNEncoder(keras.layers.Layer):
     """Encodes an image as a feature map of locations and as one vector.
@@ -40,13 +51,7 @@ class SmallCNNEncoder(keras.layers.Layer):
 
     def __init__(self, filters=(16, 32, 64), vector_dim=256, convs_per_block=1, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
-        # Whole numbers only: "32" used to become the blocks (3, 2), 2.7 channels 2.
-        if isinstance(filters, (str, bytes)) or not hasattr(filters, "__len__") or len(filters) == 0:
-            raise ValueError(f"`filters` must be a non-empty list of positive ints. Received: filters={filters!r}")
-        for block, channels in enumerate(filters):
-            check_count(channels, f"filters[{block}]")
-        check_count(vector_dim, "vector_dim", least=0)
-        check_count(convs_per_block, "convs_per_block")
+        check_cnn_sizes(filters, vector_dim, convs_per_block)
         self.filters = tuple(int(f) for f in filters)
         self.vector_dim = int(vector_dim)
         self.convs_per_block = int(convs_per_block)

@@ -9,7 +9,7 @@ from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import beam_search, check_beam_options, check_count
 from course_lib.decoding.greedy import greedy_decode
-from course_lib.encoders.small_cnn import SmallCNNEncoder
+from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.masking import check_same_batch, check_special_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
@@ -112,6 +112,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.decoder_kind = decoder
         self.encoder_kind = encoder
         self.image_size = int(image_size)
+        check_cnn_sizes(cnn_filters, vector_dim, convs_per_block)  # before int(): "32" is not (3, 2)
         self.cnn_filters = tuple(int(f) for f in cnn_filters)
         self.vector_dim = int(vector_dim)
         self.convs_per_block = int(convs_per_block)

@@ -20,7 +20,7 @@ from course_lib.encoders.hierarchical import (
     document_masks,
 )
 from course_lib.layers.attention_pooling import AttentionPooling
-from course_lib.layers.masking import check_token_range, run_recurrent
+from course_lib.layers.masking import check_count, check_token_range, run_recurrent
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
@@ -55,8 +55,11 @@ class FlatAttentionEncoder(keras.layers.Layer):
             keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru"),
             dtype=self.dtype_policy, name="bigru",
         )
+        if attention_units is not None:  # 0 is refused, not taken for the default
+            check_count(attention_units, "attention_units")
         self.attention = AttentionPooling(
-            attention_units or 2 * units, context_name="u_w", dtype=self.dtype_policy, name="attention"
+            2 * units if attention_units is None else attention_units, context_name="u_w",
+            dtype=self.dtype_policy, name="attention",
         )
 
     @property
