@@ -33,14 +33,19 @@ def test_train_evaluate_classify_on_csv(tmp_path, capsys):
     assert main(["evaluate", "documents", "--model", str(out), "--data", str(data),
                  "--metrics-json", str(metrics_path)]) == 0
     metrics = json.loads(metrics_path.read_text())
-    assert metrics["documents"] == 8 and 0.0 <= metrics["accuracy"] <= 1.0
+    # The test part of the training split: 20 % of each class, more where near-copies ("It was day 3." /
+    # "It was day 7." after the same two sentences) are kept together in one part.
+    from course_lib.tasks.documents import load_splits
+
+    assert metrics["documents"] == len(load_splits(str(data), seed=0)["test"]) >= 8
+    assert 0.0 <= metrics["accuracy"] <= 1.0
     assert "macro_f1" in metrics and "planted_sentence_top1" not in metrics
     note = tmp_path / "note.txt"
     note.write_bytes("The striker scored a goal. Caf\xe9 owners cheered.".encode("latin-1"))
     capsys.readouterr()
     assert main(["classify", "--model", str(out), str(note)]) == 0
     output = capsys.readouterr().out
-    assert "read as Latin-1" in output and ("sport" in output or "business" in output)
+    assert "not valid UTF-8, read as Windows-1252 (or Latin-1" in output and ("sport" in output or "business" in output)
 
 
 def test_generated_data_reports_planted_sentence_top1(tmp_path):

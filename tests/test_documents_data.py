@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from course_lib.data.bbc import load_bbc, split_indices
+from course_lib.data.bbc import duplicate_groups, load_bbc, read_text, split_indices
 from course_lib.data.csv_documents import load_csv_documents
 from course_lib.data.documents import CLASS_NAMES, TOPIC_WORDS, document_splits, generate_documents
 from course_lib.text.documents import split_sentences
@@ -50,7 +50,7 @@ def write_bbc_fixture(root):
 
 def test_bbc_loader_reads_every_file_and_reports_latin1(tmp_path):
     write_bbc_fixture(tmp_path)
-    with pytest.warns(UserWarning, match="read as latin-1"):
+    with pytest.warns(UserWarning, match=r"read as Windows-1252 \(or Latin-1 if"):
         documents = load_bbc(tmp_path)
     assert len(documents) == 5 and documents.class_names == ("business", "sport")
     assert documents.labels.tolist() == [0, 0, 1, 1, 1]
@@ -62,12 +62,96 @@ def test_bbc_loader_reads_every_file_and_reports_latin1(tmp_path):
         load_bbc(tmp_path / "missing")
 
 
+def test_windows_1252_punctuation_is_read_as_such_then_latin1(tmp_path):
+    path = tmp_path / "quotes.txt"
+    # Curly quotes, en dash and euro sign are bytes 0x80-0x9F in Windows-1252; Latin-1 made them control characters.
+    path.write_bytes("Price \u00a35 \u201cquoted\u201d \u2013 \u20ac3, caf\u00e9".encode("cp1252"))
+    assert read_text(path) == ("Price \u00a35 \u201cquoted\u201d \u2013 \u20ac3, caf\u00e9", True)
+    # 0x81 is undefined in Windows-1252: the whole file is read as Latin-1, every byte kept.
+    path.write_bytes(b"caf\xe9 \x81 \xa35")
+    assert read_text(path) == ("caf\u00e9 \x81 \u00a35", True)
+    path.write_bytes("caf\u00e9 \u201cok\u201d".encode("utf-8"))
+    assert read_text(path) == ("caf\u00e9 \u201cok\u201d", False)
+
+
 def test_split_indices_are_stratified_and_disjoint():
     labels = np.repeat([0, 1, 2], [50, 30, 20])
     parts = split_indices(labels, valid_fraction=0.1, test_fraction=0.2, seed=1)
     together = np.concatenate(list(parts.values()))
     assert len(together) == 100 and len(set(together.tolist())) == 100
     assert np.bincount(labels[parts["test"]]).tolist() == [10, 6, 4]
+
+
+def test_duplicate_groups_join_versions_of_an_article():
+    body = "the minister said on monday that the new rules would start in april after a long debate"
+    texts = [
+        f"Rules agreed\n{body}",
+        "Cup final\nthe team won the match in the last minute of extra time",
+        f"Rules agreed\n{body.replace('april', 'may')}",  # edited copy under the same title
+        f"New rules from April\n{body}",  # retitled copy
+        f"Rules   agreed\n{body}".replace(" monday", "\n\nmonday"),  # a paragraph break more
+        "Budget day\nthe chancellor spoke about taxes and spending for an hour",
+        "RULES AGREED\nan entirely different story about the weather in the north of the country",
+    ]
+    titles = [text.split("\n")[0] for text in texts]
+    assert duplicate_groups(texts, titles).tolist() == [0, 1, 0, 0, 0, 5, 0]
+    assert duplicate_groups(texts).tolist() == [0, 1, 0, 0, 0, 5, 6]  # without titles: similar words only
+    assert duplicate_groups(texts, min_overlap=None).tolist() == [0, 1, 2, 3, 0, 5, 6]  # equal up to white space
+    with pytest.raises(ValueError, match="Received: min_overlap=0"):
+        duplicate_groups(texts, min_overlap=0)
+    with pytest.raises(ValueError, match="Received: len\\(texts\\)=7, len\\(titles\\)=2"):
+        duplicate_groups(texts, titles[:2])
+
+
+def test_split_indices_keep_each_group_in_one_part():
+    labels = np.repeat([0, 1], [40, 30])
+    plain = split_indices(labels, seed=3)
+    singletons = split_indices(labels, seed=3, groups=np.arange(70) + 100)
+    assert all(np.array_equal(plain[name], singletons[name]) for name in plain)  # no group: the plain split
+    groups = np.arange(70)
+    groups[[1, 2, 3]] = 1  # an article in three versions
+    groups[[50, 69]] = 50
+    for seed in range(20):
+        parts = split_indices(labels, seed=seed, groups=groups)
+        part_of = {int(i): name for name, indices in parts.items() for i in indices}
+        assert len(part_of) == 70
+        assert len({part_of[i] for i in (1, 2, 3)}) == 1 and part_of[50] == part_of[69]
+        assert 8 <= np.sum(labels[parts["test"]] == 0) <= 8 + 2  # 20 % of 40; a group of 3 can overshoot by 2
+    with pytest.raises(ValueError, match=r"Received: groups.shape=\(3,\), labels.shape=\(70,\)"):
+        split_indices(labels, groups=[0, 1, 2])
+
+
+def test_versions_of_a_bbc_article_never_land_in_two_parts(tmp_path, capsys):
+    from course_lib.tasks.documents import load_splits
+
+    rng = np.random.default_rng(0)
+    versions = []
+    for label in ("business", "sport"):
+        folder = tmp_path / "bbc" / label
+        folder.mkdir(parents=True)
+        for number in range(1, 21):
+            words = " ".join(f"w{rng.integers(10000)}" for _ in range(40))
+            (folder / f"{number:03d}.txt").write_text(f"{label} story {number}\n\n{words}.\n", encoding="utf-8")
+            if number <= 4:  # a retitled copy, a paragraph break more, and a same-title update
+                edited = words.split()
+                edited[20] = "changed"
+                (folder / f"{number + 100:03d}.txt").write_text(
+                    f"{label} news {number}\n\n{' '.join(edited)}.\n", encoding="utf-8")
+                half = words.split()
+                (folder / f"{number + 200:03d}.txt").write_text(
+                    f"{label} story {number}\n\n{' '.join(half[:30])}\n\n{' '.join(half[30:])}.\n", encoding="utf-8")
+                update = " ".join(f"u{rng.integers(10000)}" for _ in range(30))
+                (folder / f"{number + 300:03d}.txt").write_text(
+                    f"{label} story {number}\n\n{update}.\n", encoding="utf-8")
+                versions.append([f"{label}/{n:03d}.txt" for n in (number, number + 100, number + 200, number + 300)])
+    for seed in range(5):
+        splits = load_splits(str(tmp_path), seed=seed)
+        part_of = {path.split("bbc/")[-1]: name for name in ("train", "valid", "test") for path in splits[name].paths}
+        assert len(part_of) == 56  # 64 files, 8 exact copies (up to white space) left out
+        for article in versions:
+            assert len({part_of[path] for path in article if path in part_of}) == 1, (seed, article)
+    out = capsys.readouterr().out
+    assert "8 duplicate document(s) left out" in out and "24 documents are versions of 8 articles" in out
 
 
 def test_csv_loader(tmp_path):

@@ -35,12 +35,50 @@ def test_bleu_orders_and_multi_reference():
 
 
 def test_bleu_hindi_tokenisation_splits_danda_and_penalises_agreement_errors():
-    assert pick_tokenizer(["मैं घर जा रहा हूँ।"], [["x"]]) == "intl"
+    assert pick_tokenizer(["x"], [["मैं घर जा रहा हूँ।"]]) == "intl"
     assert pick_tokenizer(["a b"], [["a b"]]) == "13a"
     perfect = corpus_bleu(["मैं घर जा रहा हूँ।"], [["मैं घर जा रहा हूँ।"]])
     wrong_gender = corpus_bleu(["मैं घर जा रही हूँ।"], [["मैं घर जा रहा हूँ।"]])
     assert perfect == pytest.approx(100.0)
     assert 0 < wrong_gender < 60
+
+
+def test_bleu_tokeniser_is_decided_by_the_references_alone():
+    # One non-ASCII character in one output used to switch the whole corpus to "intl".
+    references = [["He paid $3.50, didn't he?"], ["It's 5-4 (really)."]]
+    ascii_system = ["He paid $3.50, didn't he?", "It's 5-4 really."]
+    accented_system = ["He paid $3.50, didn't hé?", "It's 5-4 really."]
+    assert pick_tokenizer(accented_system, references) == pick_tokenizer(ascii_system, references) == "13a"
+    assert pick_tokenizer(["a b"], [["a b"], ["मैं"]]) == "intl"  # any non-ASCII reference decides
+    for system in (ascii_system, accented_system):
+        score, signature = corpus_bleu(system, references, return_signature=True)
+        assert score == corpus_bleu(system, references, tokenize="13a") == corpus_bleu(system, references)
+        assert "|tok:13a|smooth:exp|" in signature
+    # The two tokenisers do differ on this corpus, so the test would see a switch.
+    assert corpus_bleu(accented_system, references, tokenize="intl") != corpus_bleu(accented_system, references)
+    _, signature = corpus_bleu(["मैं घर"], [["मैं घर"]], smooth_method="none", return_signature=True)
+    assert "|tok:intl|smooth:none|" in signature
+    with pytest.raises(ValueError, match="Received: return_signature='yes'"):
+        corpus_bleu(["a"], [["a"]], return_signature="yes")
+
+
+def test_bleu_smoothing_of_orders_without_a_match_as_documented():
+    # No 3-gram or 4-gram match: Papineni ("none") gives 0; the others the documented values.
+    hypothesis, references = ["the cat sat on a mat"], [["the cat is on the mat"]]
+    scores = {m: corpus_bleu(hypothesis, references, smooth_method=m) for m in ("none", "exp", "floor", "add-k")}
+    assert scores["none"] == 0.0
+    # "exp": precisions 4/6, 1/5, then 1/(2*4) and 1/(4*3) for the unmatched orders.
+    assert scores["exp"] == pytest.approx(100 * (4 / 6 * 1 / 5 * 1 / 8 * 1 / 12) ** 0.25)
+    assert round(scores["exp"], 2) == 19.30 and round(scores["floor"], 2) == 10.27
+    assert round(scores["add-k"], 2) == 32.47
+    assert corpus_bleu(hypothesis, references) == scores["exp"]  # the default
+    # The module docstring explains the methods with these very figures.
+    import course_lib.metrics.bleu as bleu_module
+
+    documented = " ".join(bleu_module.__doc__.split())
+    assert f'gives {scores["exp"]:.2f} with "exp" and 0.0 with "none"' in documented
+    assert f'({scores["floor"]:.2f} on that example)' in documented and f'({scores["add-k"]:.2f} on that' in documented
+    assert "Papineni" in documented and "Papineni" in corpus_bleu.__doc__
 
 
 def test_bleu_rejects_bad_input():

@@ -41,6 +41,15 @@ def test_english_lowercase_and_punctuation_split():
     assert tokens == [["i", "am", "going", "home", ",", "ram", "!"], ["it", "'", "s", "ok", "."]]
 
 
+def test_control_characters_become_spaces_also_when_lower_casing():
+    # `tf.strings.lower` stops at a NUL: lower-casing first used to give ["x"] here.
+    texts = ["x\x00Y z", "A\x01b\x1fC\x7fd", "Ab\x00"]
+    for lowercase in (False, True):
+        expected = ["x y z", "a b c d", "ab"] if lowercase else ["x Y z", "A b C d", "Ab"]
+        assert normalize(texts, lowercase=lowercase) == expected
+    assert normalize(["Hi,\x00THERE!"], lowercase=True, split_punctuation=True) == ["hi , there !"]
+
+
 def test_hindi_danda_is_split_but_matras_are_not():
     assert tokenize(["मैं घर जा रहा हूँ।"], split_punctuation=True) == [["मैं", "घर", "जा", "रहा", "हूँ", "।"]]
 

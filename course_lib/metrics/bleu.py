@@ -1,15 +1,40 @@
 """Corpus BLEU and chrF, computed with sacrebleu.
 
 Both take detokenised strings, as a user reads them, and let sacrebleu
-tokenise, so scores are comparable with published ones. Tokenisation:
+tokenise, so scores are comparable with published ones. Tokenisation is
+decided by the references alone (`pick_tokenizer`), never by the
+hypotheses, so that two systems scored against the same references are
+always tokenised the same way (one non-ASCII character in one output cannot
+switch a whole corpus to another tokeniser):
 
-- `"13a"` (sacrebleu's default, the WMT standard) when every hypothesis and
-  reference is ASCII, e.g. English translations and captions;
+- `"13a"` (sacrebleu's default, the WMT standard) when every reference is
+  ASCII, e.g. English translations and captions;
 - `"intl"` otherwise: it splits Unicode punctuation such as the Devanagari
   danda `।` off words, which `"13a"` does not, and leaves combining vowel
   signs (matras) and viramas inside their words.
 
-Pass `tokenize=` to choose explicitly.
+Pass `tokenize=` to choose explicitly. `corpus_bleu(..., return_signature=True)`
+also returns sacrebleu's signature (`nrefs:1|case:mixed|eff:no|tok:13a|
+smooth:exp|version:...`), which names the tokeniser and smoothing used; log
+it next to the score.
+
+Smoothing (`smooth_method`) matters only when some n-gram order has no match
+at all in the whole corpus (short or few sentences), except `"add-k"`:
+
+- `"none"`: Papineni et al. (2002), as nltk's `corpus_bleu` without a
+  smoothing function: an order with no match makes BLEU 0.
+- `"exp"` (the default, sacrebleu's and mteval-v13a's "NIST" smoothing,
+  method 3 of Chen & Cherry 2014): the k-th order with no match counts as
+  precision `1 / (2**k * n-grams of that order)`, so BLEU stays above 0.
+  E.g. "the cat sat on a mat" against "the cat is on the mat" (no 3-gram or
+  4-gram match) gives 19.30 with "exp" and 0.0 with "none".
+- `"floor"` (method 1): an order with no match counts as `0.1 / n-grams`
+  (10.27 on that example).
+- `"add-k"` (method 2): adds 1 to the matches and the n-grams of every order
+  above 1, whether it matched or not (32.47 on that example).
+
+When no unigram matches, every method gives 0. For the Papineni value pass
+`smooth_method="none"`.
 """
 
 import numbers
@@ -64,23 +89,39 @@ def _check(hypotheses, references):
 
 
 def pick_tokenizer(hypotheses, references):
-    """`"13a"` for pure-ASCII text, `"intl"` when any string has other characters."""
-    texts = list(hypotheses) + [r for refs in references for r in refs]
-    return "13a" if all(text.isascii() for text in texts) else "intl"
+    """The tokeniser `corpus_bleu` uses by default: decided by the references only.
+
+    `"13a"` when every reference string is ASCII, `"intl"` when any has other
+    characters. `hypotheses` takes no part (it stays in the signature so that
+    existing calls keep working): systems scored against the same references
+    get the same tokeniser, whatever characters they output.
+
+    Args:
+        hypotheses: the output strings (ignored).
+        references: one list of reference strings per hypothesis.
+    """
+    del hypotheses  # the references alone decide, see above
+    return "13a" if all(r.isascii() for refs in references for r in refs if r is not None) else "intl"
 
 
-def corpus_bleu(hypotheses, references, max_order=4, tokenize=None, smooth_method="exp"):
+def corpus_bleu(hypotheses, references, max_order=4, tokenize=None, smooth_method="exp", return_signature=False):
     """Corpus-level BLEU (0-100) with multiple references per hypothesis.
 
     Args:
         hypotheses: list of N output strings.
         references: list of N lists of reference strings (any number >= 1 each).
         max_order: highest n-gram order; 1..4 give BLEU-1 .. BLEU-4.
-        tokenize: sacrebleu tokenizer name; default picks "13a" or "intl" (see module).
-        smooth_method: sacrebleu smoothing ("exp", "floor", "add-k" or "none").
+        tokenize: sacrebleu tokenizer name; default: `pick_tokenizer`, "13a" when
+            every reference is ASCII, else "intl" (the hypotheses do not count).
+        smooth_method: what an n-gram order without any match counts as (see
+            the module docstring): "exp" (default, sacrebleu's), "floor",
+            "add-k" or "none" (Papineni et al. 2002: BLEU is then 0).
+        return_signature: also return sacrebleu's signature string, which
+            names the tokeniser and smoothing used (`...|tok:13a|smooth:exp|...`).
 
     Returns:
-        The BLEU score as a Python float between 0 and 100.
+        The BLEU score as a Python float between 0 and 100; with
+        `return_signature=True` the pair `(score, signature)`.
     """
     if int(max_order) != max_order or not 1 <= int(max_order) <= 4:
         raise ValueError(f"`max_order` must be an integer in 1..4. Received: max_order={max_order}")
@@ -94,12 +135,15 @@ def corpus_bleu(hypotheses, references, max_order=4, tokenize=None, smooth_metho
             f"`tokenize` must be None or one of {sorted(sacrebleu.metrics.BLEU.TOKENIZERS)}. "
             f"Received: tokenize={tokenize!r}"
         )
+    if not isinstance(return_signature, bool):
+        raise ValueError(f"`return_signature` must be True or False. Received: return_signature={return_signature!r}")
     hypotheses, per_hypothesis, streams = _check(hypotheses, references)
     tokenize = tokenize or pick_tokenizer(hypotheses, per_hypothesis)
     metric = sacrebleu.metrics.BLEU(
         max_ngram_order=int(max_order), tokenize=tokenize, smooth_method=smooth_method
     )
-    return float(metric.corpus_score(hypotheses, streams).score)
+    score = float(metric.corpus_score(hypotheses, streams).score)
+    return (score, str(metric.get_signature())) if return_signature else score
 
 
 def corpus_chrf(hypotheses, references, char_order=6, word_order=0, beta=2):

@@ -7,12 +7,14 @@ def exact_match(predicted, target, stop_id, pad_id=0):
     """Share of rows whose decoded sequence equals the target up to `<stop>`.
 
     Args:
-        predicted, target: integer arrays `(batch, length)`; the target holds
-            `<stop>` after the last real token (a target row with neither a
-            token nor `<stop>` raises ValueError). Everything after the first
-            `<stop>` (or padding) is ignored on both sides. A row counts as
-            right only when its tokens before that point and the `<stop>`
-            itself are right: a row cut short without `<stop>` is wrong.
+        predicted, target: integer arrays `(batch, length)`; every target
+            row holds `<stop>` after its last real token, before any padding
+            (a target row without it, e.g. tokens then padding, a row cut at
+            the array's end or an empty row, raises ValueError: where its
+            sequence ends is unknown). Everything after the first `<stop>`
+            (or padding) is ignored on both sides. A row counts as right only
+            when its tokens before that point and the `<stop>` itself are
+            right: a prediction cut short without `<stop>` is wrong.
         stop_id, pad_id: ids of `<stop>` and padding.
 
     Returns:
@@ -39,11 +41,14 @@ def exact_match(predicted, target, stop_id, pad_id=0):
         return row, False
 
     targets = [until_stop(row) for row in target]
-    empty = [index for index, (tokens, stopped) in enumerate(targets) if not tokens and not stopped]
-    if empty:
+    unstopped = [index for index, (_, stopped) in enumerate(targets) if not stopped]
+    if unstopped:
+        first = unstopped[0]
         raise ValueError(
-            "A target row holds no token and no `<stop>` (length 0 or only padding), so it cannot be "
-            f"scored. Received: target.shape={target.shape}, empty rows {empty[:10]}"
+            f"Every target row needs `<stop>` (id {stop_id}) after its last token, before any padding "
+            f"(id {pad_id}); without it (no token at all, tokens then padding, or cut at the end) the "
+            f"row cannot be scored. Received: target.shape={target.shape}, {len(unstopped)} row(s) "
+            f"without <stop>: {unstopped[:10]}; target[{first}]={target[first].tolist()[:20]}"
         )
     return float(np.mean([until_stop(a) == b for a, b in zip(predicted, targets)]))
 

@@ -60,7 +60,7 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
 
         train, valid, test = sizes or pick(fast=(1200, 200, 400), full=(4000, 500, 1000))
         return document_splits(train=train, valid=valid, test=test, seed=seed)
-    from course_lib.data.bbc import split_indices
+    from course_lib.data.bbc import FALLBACK_NOTE, duplicate_groups, split_indices
 
     if kind == "bbc":
         from course_lib.data.bbc import load_bbc
@@ -75,12 +75,17 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
 
         documents = load_csv_documents(data, class_names=class_names)
     if documents.fallback_files:
-        print(f"{len(documents.fallback_files)} file(s) decoded as Latin-1: {documents.fallback_files[:5]}")
+        print(f"{len(documents.fallback_files)} file(s) decoded as {FALLBACK_NOTE}: {documents.fallback_files[:5]}")
     documents, dropped = without_duplicates(documents)
     if dropped:
         print(f"{dropped} duplicate document(s) left out (the same text as an earlier one), so that no text is "
               "both trained on and tested")
-    parts = split_indices(documents.labels, valid_fraction=0.1, test_fraction=0.2, seed=seed)
+    groups = duplicate_groups(documents.texts, documents.titles)
+    sizes = np.bincount(groups)
+    if sizes.max(initial=0) > 1:
+        print(f"{int(sizes[sizes > 1].sum())} documents are versions of {int(np.sum(sizes > 1))} articles (the same "
+              "title or mostly the same words); each article's versions are kept in one part of the split")
+    parts = split_indices(documents.labels, valid_fraction=0.1, test_fraction=0.2, seed=seed, groups=groups)
     splits = {name: documents.subset(idx) for name, idx in parts.items()}
     splits["all"] = documents
     return splits
@@ -90,15 +95,16 @@ def without_duplicates(documents):
     """`(documents, dropped)`: the first of each set of documents with the same text (white space aside).
 
     The original BBC News archive holds some articles twice under different
-    file names; split independently, a copy could land in train and another
-    in test.
+    file names; an exact copy adds nothing to training. Versions that differ
+    (edited, retitled) are kept and split together (`data.bbc.duplicate_groups`).
     """
-    first_of = {}
-    for index, text in enumerate(documents.texts):
-        first_of.setdefault(" ".join(text.split()), index)
-    if len(first_of) == len(documents.texts):
+    from course_lib.data.bbc import duplicate_groups
+
+    groups = duplicate_groups(documents.texts, min_overlap=None)
+    first = np.flatnonzero(groups == np.arange(len(groups)))
+    if len(first) == len(documents.texts):
         return documents, 0
-    return documents.subset(sorted(first_of.values())), len(documents.texts) - len(first_of)
+    return documents.subset(first), len(documents.texts) - len(first)
 
 
 def _check_parts_not_empty(splits, names, data):
@@ -474,7 +480,7 @@ def _evaluate_command(args):
 
 
 def _classify_command(args):
-    from course_lib.data.bbc import read_text
+    from course_lib.data.bbc import FALLBACK_NOTE, read_text
 
     model, pipeline, settings = load_trained(args.model)
     texts = []
@@ -485,7 +491,7 @@ def _classify_command(args):
         if not text.strip():
             raise ValueError(f"Nothing to classify: the file is empty. Received: {name!r}")
         if used_fallback:
-            print(f"{name}: not valid UTF-8, read as Latin-1")
+            print(f"{name}: not valid UTF-8, read as {FALLBACK_NOTE}")
         texts.append(text)
     results, _ = classify_texts(model, pipeline, settings["class_names"], texts)
     wordless = [name for name, result in zip(args.files, results) if not np.any(result["ids"])]

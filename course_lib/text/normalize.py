@@ -9,11 +9,13 @@ normalised by exactly the same TensorFlow ops:
    chandrabindu (ँ), anusvara (ं), visarga (ः) and virama conjuncts (क्ष,
    द्य, श्र) survive unchanged; a precomposed nukta letter such as U+0958 is
    written as its canonical pair `क` + `़`.
-2. Control characters become spaces; runs of any Unicode white space become
-   one space; leading and trailing space is removed.
+2. Control characters (NUL included) become spaces; runs of any Unicode
+   white space become one space. This comes before lower-casing, which would
+   otherwise cut the text at a NUL.
 3. Optional Unicode lower-casing (English).
 4. Optional punctuation splitting: every punctuation character (Unicode
    category P, so also the Devanagari danda `।`) becomes a token of its own.
+5. Leading and trailing space is removed.
 """
 
 import numpy as np
@@ -46,11 +48,14 @@ def normalize_tensor(texts, lowercase=False, split_punctuation=False, form="NFKC
     _check_form(form)
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     texts = tf_text.normalize_utf8(texts, form)
+    # Control characters go before lower-casing: `tf.strings.lower(encoding="utf-8")`
+    # stops at a NUL and would drop the rest of the text.
+    texts = tf.strings.regex_replace(texts, _SPACES, " ")
     if lowercase:
         texts = tf.strings.lower(texts, encoding="utf-8")
     if split_punctuation:
         texts = tf.strings.regex_replace(texts, _PUNCTUATION, r" \1 ")
-    texts = tf.strings.regex_replace(texts, _SPACES, " ")
+        texts = tf.strings.regex_replace(texts, _SPACES, " ")
     return tf.strings.strip(texts)
 
 
