@@ -4,24 +4,32 @@ The reference is the course library's `AttentionGRUDecoder` itself: the
 grader builds one with random weights, sends the weights to the student's
 kernel (where the same decoder is rebuilt), and compares the student's
 `attention_decoder_step` with `decoder.step` and the student's teacher-forced
-loop with `decoder(...)`.
+loop with `decoder(...)`. The student's functions get the decoder's
+sub-layers only (`decoder_view`), as in the visible checks.
 """
+
+import inspect
 
 import numpy as np
 
+from course_lib.grading.checks.a2_decoder import A2_LOCKED_METHODS, decoder_view
 from course_lib.grading.spec import Assignment, Question, Test, allclose, exact
 
 VOCAB, EMBEDDING, UNITS, ATTENTION_UNITS, VALUE_DIM = 11, 6, 8, 5, 7
 
 
-# Rebuilds the decoder in the student's kernel (and in the grader).
-KERNEL_SETUP = '''
+# Rebuilds the decoder in the student's kernel (and in the grader). The student's functions get
+# `decoder_view(decoder)`: the four sub-layers, without the decoder's own step and teacher-forced pass.
+# Its source is sent with the test, not imported in the kernel, where the submission could patch it.
+KERNEL_SETUP = f'''
 import numpy as np
 
+A2_LOCKED_METHODS = {A2_LOCKED_METHODS!r}
 
-def _grader_decoder(inputs, locked=False):
+{inspect.getsource(decoder_view)}
+
+def _grader_decoder(inputs):
     from course_lib.decoders import AttentionGRUDecoder
-    from course_lib.grading.checks import A2_LOCKED_METHODS
 
     decoder = AttentionGRUDecoder(
         inputs["vocab"], inputs["embedding"], inputs["units"], attention_units=inputs["attention_units"]
@@ -29,14 +37,6 @@ def _grader_decoder(inputs, locked=False):
     values = inputs["values"]
     decoder.build((values.shape[0], 1), values.shape)
     decoder.set_weights([np.asarray(w, dtype="float32") for w in inputs["weights"]])
-    if locked:
-        # The exercise is to write the step from the sub-layers, not to call the library's.
-        def _forbidden(*args, **kwargs):
-            raise RuntimeError("build the step from decoder.embedding, decoder.attention, decoder.cell and "
-                               "decoder.output_layer; decoder.step and decoder(...) are not available here")
-
-        for name in A2_LOCKED_METHODS:  # the same methods as the visible checks lock
-            object.__setattr__(decoder, name, _forbidden)
     return decoder
 
 
@@ -48,33 +48,32 @@ def _grader_memory(decoder, inputs):
     return decoder.prepare_memory(values, None, mask)
 
 
-def _grader_step_arguments(inputs):
+def _grader_step_inputs(inputs):
+    """The arguments of the student's step (the decoder's view first), and the view's record of calls."""
     import keras
 
-    decoder = _grader_decoder(inputs, locked=True)
+    decoder = _grader_decoder(inputs)
     memory = _grader_memory(decoder, inputs)
+    view, record = decoder_view(decoder)
     tokens = keras.ops.convert_to_tensor(inputs["tokens"], dtype="int32")
     state = keras.ops.convert_to_tensor(inputs["state"], dtype="float32")
-    return decoder, tokens, state, memory
+    return (view, tokens, state, memory), record
 
 
 def _grader_step_counting_keys(step, inputs):
     """The student's step, and how many times it projected the keys W_att h_j again (the memory holds them)."""
-    from course_lib.grading.checks import count_calls
-
-    decoder, tokens, state, memory = _grader_step_arguments(inputs)
-    made = count_calls(decoder.attention, "project_keys")
-    return step(decoder, tokens, state, memory), made[0]
+    arguments, record = _grader_step_inputs(inputs)
+    return step(*arguments), record["project_keys"]
 
 
 def _grader_forcing_arguments(inputs):
     import keras
 
-    decoder = _grader_decoder(inputs, locked=True)
+    decoder = _grader_decoder(inputs)
     memory = _grader_memory(decoder, inputs)
     target_inputs = keras.ops.convert_to_tensor(inputs["target_inputs"], dtype="int32")
     state = keras.ops.convert_to_tensor(inputs["state"], dtype="float32")
-    return decoder, target_inputs, memory, state
+    return decoder_view(decoder)[0], target_inputs, memory, state
 '''
 
 _helpers = {}
@@ -151,7 +150,7 @@ def _part(index, name):
     return compare
 
 
-STEP_CALL = "student.attention_decoder_step(*_grader_step_arguments(inputs))"
+STEP_CALL = "student.attention_decoder_step(*_grader_step_inputs(inputs)[0])"
 COUNTING_STEP_CALL = "_grader_step_counting_keys(student.attention_decoder_step, inputs)"
 
 

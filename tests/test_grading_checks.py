@@ -154,16 +154,29 @@ def test_a2_checks_reject_calling_the_library(check, answer, called):
     assert failure.value.__context__ is None  # a clean message, not the error raised inside Keras
 
 
-def test_a2_hidden_tests_lock_every_method_the_checks_lock():
+def test_a2_hidden_tests_give_only_the_sub_layers_and_no_way_back_to_the_library(monkeypatch):
+    # A review brought the library's methods back with `decoder.__dict__.pop("step")` and disarmed the lock
+    # and the key counter by patching `checks` in the kernel, where the hidden tests imported them from.
     hidden = _hidden("A2")
+    assert "course_lib.grading" not in hidden.KERNEL_SETUP  # sent with the test, not imported in the kernel
+    locked = dict(checks.A2_LOCKED_METHODS)
+    monkeypatch.setattr(checks.a2_decoder, "A2_LOCKED_METHODS", {})  # as a submission patches its kernel's copy
     inputs = hidden._decoder_inputs(2, 3, steps=2)(np.random.default_rng(0))
-    decoder = hidden._helpers["_grader_decoder"](inputs, locked=True)
-    for attribute in checks.A2_LOCKED_METHODS:
+    (decoder, tokens, state, memory), record = hidden._helpers["_grader_step_inputs"](inputs)
+    for attribute in locked:
+        decoder.__dict__.pop(attribute, None)
+    for call in (lambda: decoder.step(tokens, state, memory), lambda: decoder(tokens, memory["values"], state),
+                 lambda: decoder._recur(tokens, state, memory), lambda: decoder.call(tokens)):
         with pytest.raises(RuntimeError, match="not available here"):
-            getattr(decoder, attribute)(inputs["tokens"], inputs["state"], {})
+            call()
+    assert record["called"] == ["decoder.step(...)", "decoder(...)", "decoder._recur(...)", "decoder.call(...)"]
+    decoder.attention.__dict__.pop("project_keys", None)
+    decoder.attention(state, memory["values"], mask=memory["mask"])
+    decoder.attention.project_keys(memory["values"])
+    decoder.attention(state, memory["values"], mask=memory["mask"], projected_keys=memory["keys"])
+    assert record["project_keys"] == 2
     unlocked = hidden._helpers["_grader_decoder"](inputs)
-    memory = hidden._helpers["_grader_memory"](unlocked, inputs)
-    assert unlocked.step(inputs["tokens"], inputs["state"], memory)[0].shape == (2, hidden.VOCAB)
+    assert unlocked.step(tokens, state, hidden._helpers["_grader_memory"](unlocked, inputs))[0].shape == (2, hidden.VOCAB)
 
 
 # -- A student's typical slips (second review): visible checks and hidden tests agree ------
@@ -330,14 +343,25 @@ def pool_without(part):
 
 
 @pytest.mark.parametrize("part", ["b", "tanh"])
-def test_a5_pool_check_catches_a_missing_b_or_tanh_and_the_padding_test_judges_only_padding(part, capsys):
+def test_a5_pool_check_catches_a_missing_b_or_tanh_and_so_do_the_hidden_tests(part, capsys):
     checks.check_attention_pool(A5.attention_pool)
     assert "attention_pool: visible checks passed" in capsys.readouterr().out
     with pytest.raises(checks.CheckFailed, match="do not change when b changes"):
         checks.check_attention_pool(pool_without(part))
-    # The slip costs the value tests, not the padding test: its padding row is right.
     assert not _hidden_verdict("A5", "pool: weights over a padded batch", attention_pool=pool_without(part))[0]
-    assert _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=pool_without(part))[0]
+    # Its padding row is right, but the padding test judges the other rows too.
+    ok, reason = _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=pool_without(part))
+    assert not ok and "of the other rows" in reason, reason
+
+
+def test_a5_padding_test_gives_nothing_for_zeros_everywhere():
+    # A review: returning zeros earned the padding point, which judged the padding row alone.
+    def zeros(states, mask, W, b, u):
+        return np.zeros(np.shape(states)[:-2] + np.shape(states)[-1:]), np.zeros(np.shape(mask))
+
+    ok, reason = _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=zeros)
+    assert not ok and reason.startswith("pooled of the other rows: values differ"), reason
+    assert _hidden_verdict("A5", "pool: a row of padding gives zeros, not NaN", attention_pool=A5.attention_pool)[0]
 
 
 def test_a5_padding_test_still_fails_nan_on_a_padding_row():
@@ -704,3 +728,44 @@ def test_a2_hidden_weights_test_wants_the_memorys_keys():
     assert verdicts["reference"] == (True, "")
     assert not verdicts["projects again"][0]
     assert "the keys W_att h_j were projected again inside the step" in verdicts["projects again"][1]
+
+
+def test_quiz_matrices_written_in_the_keras_orientation_are_caught():
+    checks.check_multiplies((128, 512), 512, "U_att")
+    with pytest.raises(checks.CheckFailed, match=r"the way Keras stores kernels.*Received: \(512, 128\)"):
+        checks.check_multiplies((512, 128), 512, "U_att")  # (inputs, outputs): the total count is still right
+    with pytest.raises(checks.CheckFailed, match="should be a tuple of ints"):
+        checks.check_multiplies(512, 512, "U_att")
+
+
+@pytest.mark.parametrize(
+    "slip", [lambda log_prob, length, penalty: log_prob / max(1, length * penalty),
+             lambda log_prob, length, penalty: log_prob / (1 + (length - 1) * penalty)],
+    ids=["times-penalty", "linear"],
+)
+def test_a3_length_normalisation_check_tries_a_fractional_penalty(slip):
+    # Both slips are right at penalties 0 and 1, which were all the check used to try.
+    with pytest.raises(checks.CheckFailed, match="raise the length to the penalty"):
+        checks.check_length_normalized_score(slip)
+
+
+def test_a4_map_check_uses_a_batch_of_two():
+    checks.check_weights_to_map(_hidden("A4").weights_to_map)
+    with pytest.raises(ValueError, match="cannot reshape"):  # written for one row of weights only
+        checks.check_weights_to_map(lambda weights, height, width: np.asarray(weights).reshape(1, height, width))
+    with pytest.raises(checks.CheckFailed, match="each row of weights is its own map"):
+        checks.check_weights_to_map(lambda weights, height, width: np.broadcast_to(
+            np.asarray(weights)[:1].reshape(1, height, width), (len(weights), height, width)))
+
+
+def test_a5_sentence_check_compares_the_word_weights():
+    A5 = _hidden("A5")
+
+    def uniform_word_weights(word_states, word_mask, W, b, u):
+        vectors, _ = A5.sentence_vectors(word_states, word_mask, W, b, u)
+        mask = np.asarray(word_mask, float)
+        return vectors, mask / np.maximum(mask.sum(-1, keepdims=True), 1.0)
+
+    checks.check_sentence_vectors(A5.sentence_vectors, A5.attention_pool)
+    with pytest.raises(checks.CheckFailed, match="word weights of document 1, sentence 1"):
+        checks.check_sentence_vectors(uniform_word_weights, A5.attention_pool)

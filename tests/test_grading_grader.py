@@ -196,7 +196,7 @@ def a2_batch(tmp_path_factory):
     folder = tmp_path_factory.mktemp("a2")
     solution = REPOSITORY_ROOT / "solutions" / "A2_attentional_decoder.ipynb"
     paths = []
-    for name in ("calls-library-step", "attends-with-new-state"):
+    for name in A2_LOSSES:
         path = folder / f"{name}.ipynb"
         path.write_text(faults.make("A2", name, solution))
         paths.append(path)
@@ -204,12 +204,19 @@ def a2_batch(tmp_path_factory):
     return {r.name: r for r in results}
 
 
-@pytest.mark.parametrize("name", ["calls-library-step", "attends-with-new-state"])
-def test_a2_wrong_step_loses_exactly_the_step(a2_batch, name):
+A2_LOSSES = {"calls-library-step": {"step"}, "attends-with-new-state": {"step"},
+             "unlocks-library-decoder": {"step", "forcing"}}
+
+
+@pytest.mark.parametrize("name", list(A2_LOSSES))
+def test_a2_wrong_or_library_step_loses_exactly_its_parts(a2_batch, name):
     result = a2_batch[name]
-    assert result.questions == {"inputs": 1.0, "step": 0.0, "forcing": 2.0}, (result.questions, result.notes)
-    if name == "calls-library-step":
-        assert all("not available here" in t.reason for t in result.tests if t.question == "step")
+    wanted = {"inputs": 1.0, "step": 3.0, "forcing": 2.0}
+    wanted.update({question: 0.0 for question in A2_LOSSES[name]})
+    assert result.questions == wanted, (result.questions, result.notes)
+    if name != "attends-with-new-state":  # the library's methods stay locked, however a submission unlocks them
+        lost = [t for t in result.tests if t.question in A2_LOSSES[name]]
+        assert all("not available here" in t.reason for t in lost), [t.reason for t in lost]
 
 
 def test_a2_fault_keys_projected_in_the_step_leaves_out_the_memorys_keys():
@@ -340,40 +347,71 @@ def test_missing_cells_note_survives_notebooks_saved_without_cell_ids():
     assert note.startswith("1 code cell(s)") and "cell 15 (`def context_vector(weights, values):`)" in note, note
 
 
-def _sleepers(marker):
-    """Pids of the processes whose command line is exactly `sleep <marker>`."""
+def _processes_with(marker):
+    """Pids of the processes whose command line holds the argument `marker`."""
     found = []
     for entry in Path("/proc").glob("[0-9]*"):
         try:
-            if (entry / "cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+            if marker.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
                 found.append(int(entry.name))
         except OSError:
             pass
     return found
 
 
-def test_processes_left_by_a_notebook_are_killed_even_without_its_environment(tmp_path):
+# Forks and exits without end (for 30 s), so that it has a new pid by the time a scan of /proc
+# signals it; with "setsid", a new process group too. Each hop is counted in the file argv[1].
+HOPPER = """
+import os, sys, time
+end = time.time() + 30
+hops = 0
+while time.time() < end:
+    if os.fork():
+        os._exit(0)
+    hops += 1
+    if hops % 20 == 0:
+        open(sys.argv[1], "a").write(".")
+    if sys.argv[2] == "setsid":
+        os.setsid()
+"""
+
+
+def test_processes_left_by_a_notebook_are_killed_even_without_its_environment_or_a_fixed_pid(tmp_path):
     # A process started in a new session with an environment of its own no
-    # longer carries the grading token; it must be killed all the same.
+    # longer carries the grading token; it must be killed all the same. So must
+    # one that changes its pid all the time (a review's escaped a single scan of
+    # /proc and zeroed the next submission's results).
     import nbformat
 
     marker = "1234.5678"
+    hops = {mode: tmp_path / f"hops-{mode}" for mode in ("group", "setsid")}
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(
-        "import subprocess\n"
+        "import subprocess, sys, time\n"
         f"subprocess.Popen(['sleep', '{marker}'], env={{}}, start_new_session=True)\n"
-        f"subprocess.Popen(['sh', '-c', 'sleep {marker} &'], env={{}}, start_new_session=True)"
+        f"subprocess.Popen(['sh', '-c', 'sleep {marker} &'], env={{}}, start_new_session=True)\n"
+        + "".join(f"subprocess.Popen([sys.executable, '-c', {HOPPER!r}, {str(path)!r}, {mode!r}, '{marker}'], "
+                  "env={}, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+                  for mode, path in hops.items())
+        + "time.sleep(1)"
     )]
     path = tmp_path / "leaves-processes.ipynb"
     nbformat.write(notebook, path)
     try:
         report = grader.run_notebook(path, cell_timeout=20, notebook_timeout=40)
         assert report["cells"]["0"]["status"] == "ok", report
-        time.sleep(0.5)
-        assert not _sleepers(marker)
+        counted = {mode: path.read_text() for mode, path in hops.items()}
+        assert all(counted.values()), counted  # the hoppers did run
+        time.sleep(1)
+        assert {mode: path.read_text() for mode, path in hops.items()} == counted  # and hop no more
+        assert not _processes_with(marker)
     finally:
-        for pid in _sleepers(marker):
-            os.kill(pid, 9)
+        for _ in range(200):  # repeatedly: a hopper that survived has a new pid at every scan
+            for pid in _processes_with(marker):
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
 
 
 @pytest.mark.parametrize("limit", [{"cell_timeout": 0}, {"notebook_timeout": -5}, {"memory_mb": 0}])
@@ -439,19 +477,20 @@ def test_grade_help_shows_the_defaults():
 
 def _run_harvest(tmp_path, student_code, calls):
     """Runs the harvest cell in a plain Python process after `student_code`, as a kernel would."""
-    import pickle
     import subprocess
     import sys
 
     payload = {"setup": "", "references": {}, "tests": [
         {"name": name, "call": call, "inputs": {}, "substitute": [], "timeout": 0.5} for name, call in calls]}
-    inputs_path, results_path = tmp_path / "inputs.pkl", tmp_path / "results.json"
-    inputs_path.write_bytes(pickle.dumps(payload))
+    results_path = tmp_path / "results.json"
     script = tmp_path / "kernel.py"
-    script.write_text(student_code + "\n" + harvest.kernel_code(inputs_path, results_path))
+    script.write_text(student_code + "\n" + harvest.kernel_code(payload, results_path, HARVEST_KEY))
     finished = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
-    results, _ = harvest.read_results(results_path)
+    results, _ = harvest.read_results(results_path, HARVEST_KEY)
     return finished.returncode, results
+
+
+HARVEST_KEY = "the key of one run"
 
 
 RETRY_LOOP = """
@@ -528,3 +567,124 @@ def test_the_submission_during_which_the_hidden_tests_changed_is_named(tmp_path)
     assert [line for line in lines if line.startswith("WARNING")] == [
         "WARNING: editor: the grader's or the hidden tests' files changed while this submission ran; "
         "check them and regrade"]
+
+
+# -- third review of the grader (2 Dec 2026) ---------------------------------------------------
+
+
+def test_a_notebook_cannot_leave_start_up_files_or_settings_for_later_kernels(tmp_path, monkeypatch):
+    # A review's submission wrote an IPython start-up file into the home the kernels shared with the
+    # grader; it then ran in every later kernel (and in the instructor's own IPython). The grader's
+    # home here is a temporary one, so that the test cannot poison the real one.
+    import nbformat
+
+    home = tmp_path / "instructor"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("IPYTHONDIR", str(home / ".ipython"))
+    names = ("HOME", "IPYTHONDIR", "JUPYTER_CONFIG_DIR", "MPLCONFIGDIR", "KERAS_HOME")
+    poison, later = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    poison.cells = [
+        nbformat.v4.new_code_cell(
+            "import os, sys\n"
+            "open(os.path.join(get_ipython().profile_dir.startup_dir, '00-helper.py'), 'w').write('POISONED = 1')\n"
+            f"print(sys.flags.no_user_site, *[os.environ.get(name, '-') for name in {names!r}])"),
+        nbformat.v4.new_code_cell(  # matplotlib and Keras work with their settings in the private home
+            "import keras, matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.savefig('plot.png')\n"
+            "print(float(keras.ops.sum(keras.ops.ones(3))))"),
+    ]
+    later.cells = [nbformat.v4.new_code_cell("print('POISONED' in globals())")]
+    for notebook, name in ((poison, "poison"), (later, "later")):
+        nbformat.write(notebook, tmp_path / f"{name}.ipynb")
+    report = grader.run_notebook(tmp_path / "poison.ipynb", cell_timeout=60, notebook_timeout=120)
+    assert grader.run_notebook(tmp_path / "later.ipynb")["cells"]["0"]["output"].strip() == "False"
+    assert not list(home.rglob("00-helper.py"))
+    cells = report["cells"]
+    assert [cells[index]["status"] for index in ("0", "1")] == ["ok", "ok"], report
+    no_user_site, *folders = cells["0"]["output"].split()
+    assert no_user_site == "1" and cells["1"]["output"].strip() == "3.0"
+    private = Path(folders[0])
+    assert all(Path(folder).is_relative_to(private) for folder in folders) and not private.is_relative_to(home)
+    assert not private.exists()  # removed with the submission's other files
+
+
+def test_packages_in_the_users_site_packages_are_named_before_grading(monkeypatch):
+    # The kernels run with PYTHONNOUSERSITE=1: a `pip install --user` of the grader's packages would
+    # leave every kernel without them, and every submission with zero.
+    import numpy
+
+    monkeypatch.setattr(grader.site, "getusersitepackages", lambda: str(Path(numpy.__file__).parents[1]))
+    for start in (lambda: grader.grade("A1", [SOLUTION], progress=lambda line: None),
+                  lambda: grader.run_notebook(SOLUTION)):
+        with pytest.raises(RuntimeError, match="do not see the user's site-packages .* numpy"):
+            start()
+
+
+def test_the_hidden_tests_neither_resume_from_nor_are_judged_by_results_they_did_not_sign(tmp_path):
+    # A process left behind by one submission wrote the next one's results file before its hidden
+    # tests began, and they resumed from it (a review zeroed a correct submission that way).
+    import json
+
+    forged = {"quick": {"status": "error", "type": "NotImplementedError", "message": ""}}
+    results_path = tmp_path / "results.json"
+    results_path.write_text(json.dumps(forged))
+    code, results = _run_harvest(tmp_path, RETRY_LOOP.format(caught="Exception"), [("quick", "student.quick()")])
+    assert code == 0 and results["quick"]["status"] == "ok", results
+    signed = json.loads(results_path.read_text())
+    for replaced in (forged, {**signed, "results": json.dumps(forged)}):  # a copied signature does not fit
+        results_path.write_text(json.dumps(replaced))
+        assert harvest.read_results(results_path, HARVEST_KEY) == (
+            None, "the results file was not the one the hidden tests wrote (something else replaced it)")
+
+
+def test_the_hidden_inputs_are_not_in_a_file_a_notebook_can_read():
+    payload = {"setup": "", "references": {"secret_reference": "def secret_reference(): pass"}, "tests": []}
+    code = harvest.kernel_code(payload, "/x/results.json", HARVEST_KEY)
+    assert "inputs.pkl" not in code and "secret_reference" not in code  # inside, pickled
+    import inspect
+
+    assert "inputs.pkl" not in inspect.getsource(grader)
+
+
+def test_a_submission_that_makes_the_outputs_unwritable_does_not_cost_the_batch(tmp_path):
+    # A review's submission replaced the CSV with a folder: the batch stopped with "Is a directory",
+    # and the CSV and every feedback file were lost.
+    out, feedback = tmp_path / "grades.csv", tmp_path / "feedback"
+    submissions = []
+    for name in ("first", "second"):
+        submissions.append(tmp_path / f"{name}.ipynb")
+        submissions[-1].write_text("not a notebook")
+    lines = []
+
+    def progress(line):  # runs just before the grader writes the first submission's row
+        if line.startswith("[1/2]"):
+            out.unlink(missing_ok=True)
+            out.mkdir()
+            feedback.write_text("a file where the feedback folder was")
+        lines.append(line)
+
+    results = grader.grade("A1", submissions, out=out, feedback_dir=feedback, progress=progress)
+    assert [result.name for result in results] == ["first", "second"]
+    warnings = [line for line in lines if line.startswith("WARNING")]
+    assert warnings[0].startswith("WARNING: first: the CSV could not be written"), warnings
+    [csv_file] = tmp_path.glob("grades-*.csv")
+    assert not list(tmp_path.glob("*.tmp"))
+    [feedback_folder] = [p for p in tmp_path.glob("feedback-*") if p.is_dir()]
+    assert [row["submission"] for row in csv.DictReader(csv_file.open())] == ["first", "second"]
+    assert sorted(p.name for p in feedback_folder.iterdir()) == ["first.md", "second.md"]
+    assert any(f"it is in {csv_file}" in line and "while first was graded" in line for line in warnings), warnings
+    assert any(f"it is in {feedback_folder}" in line for line in warnings), warnings
+
+
+def test_every_file_of_course_lib_and_the_hidden_tests_is_fingerprinted(tmp_path):
+    # Edits to course_lib/grading/checks/ (which kernels import) went unnoticed: only grading/*.py was checked.
+    files = grader.protected_files()
+    for wanted in ("course_lib/grading/checks/a2_decoder.py", "course_lib/layers/bahdanau_attention.py",
+                   "course_lib/grading/grader.py", "hidden_tests/A2.py"):
+        assert REPOSITORY_ROOT / wanted in files, wanted
+    tests = tmp_path / "hidden"
+    (tests / "more").mkdir(parents=True)
+    (tests / "A1.py").write_text("x = 1\n")
+    before = grader._fingerprint(grader.protected_files(tests))
+    (tests / "more" / "helper.py").write_text("y = 2\n")  # a new file counts too
+    assert grader._fingerprint(grader.protected_files(tests)) != before

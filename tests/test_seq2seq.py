@@ -396,14 +396,18 @@ def test_bidirectional_bridge_reads_the_forward_end_and_the_backward_start():
 
 def test_teacher_forced_decoding_projects_the_keys_once():
     """W_att h_j depends only on the source: one projection serves all five target steps."""
-    from course_lib.grading.checks import count_calls  # the counter A2's checks use on students' steps
-
     inputs = _decoder_inputs(tgt_len=5)
     decoder = AttentionGRUDecoder(10, 6, 8)
     decoder(**inputs)  # builds the layer
-    calls = count_calls(decoder.attention, "project_keys")
+    calls, project_keys = [], decoder.attention.project_keys
+
+    def counted(values):
+        calls.append(values)
+        return project_keys(values)
+
+    object.__setattr__(decoder.attention, "project_keys", counted)  # past Keras's attribute tracking
     decoder(**inputs)
-    assert calls[0] == 1
+    assert len(calls) == 1
 
 
 def test_one_directional_encoder_bridges_to_other_decoder_units():

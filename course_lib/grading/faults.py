@@ -10,7 +10,8 @@ the points of the part a mistake breaks:
 Each fault returns the text of the file a student would hand in (usually a
 notebook, sometimes not). `FAULTS` lists the generic ones (requirement: one
 bad submission never stops the batch); `WRONG_PARTS[assignment]` lists
-plausible mistakes in one graded part.
+plausible mistakes in one graded part, and ways around a part's rules (A2's
+`unlocks-library-decoder` calls the library's decoder, which must score zero).
 
 The generic faults work on any solution notebook, so a new assignment can be
 checked before it has any specifics: "syntax-error" breaks the `def` line of
@@ -182,6 +183,18 @@ with open("../private/run.json", "w") as handle:
 os.kill(os.getppid(), signal.SIGKILL)
 """
 
+UNLOCK_LIBRARY_DECODER = """
+# brings back the library's decoder methods that the grader locks, and empties the checks' list of locked methods
+from course_lib.grading import checks
+checks.A2_LOCKED_METHODS.clear()
+
+
+def unlocked(decoder):
+    for name in ("step", "call", "__call__", "_recur", "_scheduled_sampling"):
+        decoder.__dict__.pop(name, None)
+    return decoder
+"""
+
 FAULTS = {
     "infinite-loop": ("a cell that never ends", _insert("while True:\n    pass")),
     "ignores-interrupt": (
@@ -248,6 +261,18 @@ WRONG_PARTS = {
                      "    context, weights = decoder.attention(state, memory[\"values\"], mask=memory[\"mask\"], "
                      "projected_keys=memory[\"keys\"])\n"
                      "    cell_input = ops.concatenate([embedded, context], axis=-1)"),
+        ),
+        "unlocks-library-decoder": (
+            "undoes the grader's lock on the library's decoder (deleting the locked attributes, emptying "
+            "checks.A2_LOCKED_METHODS), then calls decoder.step and decoder(...)",
+            _chain(
+                _insert(UNLOCK_LIBRARY_DECODER, position=3),
+                _replace("    embedded = decoder.embedding(previous_tokens)  # (batch, embedding_dim)",
+                         "    return unlocked(decoder).step(previous_tokens, state, memory)"),
+                _replace("    state = initial_state\n",
+                         "    return unlocked(decoder)(target_inputs, memory[\"values\"], initial_state, "
+                         "source_mask=memory[\"mask\"])\n"),
+            ),
         ),
         "keys-projected-in-step": (
             "leaves out projected_keys, so the attention projects the keys again at every step",

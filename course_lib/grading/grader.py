@@ -5,9 +5,11 @@
 For each submission, in its own kernel (see `runner.py`), the notebook runs
 top to bottom with errors allowed; then the hidden tests call the student's
 functions on inputs the grader generated, and the values come back as data.
-The grader computes the expected values itself, compares, and writes one CSV
-row and one feedback file per submission once the whole batch is done (so a
-submission that writes to those files while it runs is simply overwritten).
+The grader computes the expected values itself and compares. The CSV (the
+rows finished so far) and each submission's feedback file are written as each
+submission finishes, and all of them again once the whole batch is done (so a
+submission that writes to those files while it runs is overwritten; one that
+makes them unwritable sends the results to a new, time-stamped file instead).
 
 A submission that is not a notebook, loops, dies, prints without end or
 fills memory gets a reason and the points it earned; the batch goes on.
@@ -15,13 +17,14 @@ fills memory gets a reason and the points it earned; the batch goes on.
 
 import csv
 import hashlib
+import importlib.util
 import json
 import os
-import pickle
 import re
 import secrets
 import shutil
 import signal
+import site
 import subprocess
 import sys
 import tempfile
@@ -34,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.grading import harvest
-from course_lib.grading.runner import ANSI
+from course_lib.grading.runner import ANSI, kill_until_gone
 from course_lib.tasks.arguments import output_file, output_folder, positive_float
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 
@@ -172,30 +175,92 @@ def read_submission(path):
 # -- running one submission -------------------------------------------------------
 
 
-def kill_marked_processes(token):
-    """Kills every process started for one submission (they carry its token)."""
+def marked_processes(token):
+    """Pids of the processes started for one submission that still carry its token in their environment."""
     marker = f"{TOKEN_VARIABLE}={token}".encode()
-    killed = 0
+    found = []
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
-            environment = (entry / "environ").read_bytes()
+            if marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
         except OSError:
             continue
-        if marker in environment.split(b"\0"):
-            try:
-                os.kill(int(entry.name), signal.SIGKILL)
-                killed += 1
-            except OSError:
-                pass
-    return killed
+    return found
 
 
-def run_submission(notebook, batch_dir, settings, inputs_path):
-    """Runs one notebook in a fresh working directory; returns (report, results, notes)."""
+def kill_marked_processes(token):
+    """Kills every process started for one submission that carries its token, until none is left.
+
+    Returns:
+        True when none is left (`runner.kill_until_gone`).
+    """
+    return kill_until_gone(lambda: marked_processes(token))
+
+
+# Where a submission's processes keep their settings and caches: inside its own temporary folder,
+# never the grader's home, where an IPython start-up file or a matplotlib or Keras setting left
+# by one submission would run in every later kernel (and in the instructor's own IPython).
+PRIVATE_HOME = {
+    "HOME": ".", "IPYTHONDIR": ".ipython", "JUPYTER_CONFIG_DIR": ".jupyter",
+    "JUPYTER_DATA_DIR": ".local/share/jupyter", "MPLCONFIGDIR": ".config/matplotlib", "KERAS_HOME": ".keras",
+    "XDG_CONFIG_HOME": ".config", "XDG_CACHE_HOME": ".cache", "XDG_DATA_HOME": ".local/share",
+}
+
+RUNNER_KILLED = ("the notebook runner was killed before it finished (by the submission?): a process the submission "
+                 "started may have outlived it and disturbed the submissions graded after it")
+
+
+def private_home(folder):
+    """The environment that gives a submission's processes their own home inside `folder`.
+
+    Args:
+        folder: a new, empty folder that is removed with the submission's other files.
+
+    Returns:
+        A dict of environment variables: `PRIVATE_HOME`'s folders (made here) and
+        `PYTHONNOUSERSITE=1` (nothing is loaded from, or can be added to, the user's site-packages).
+    """
+    environment = {"PYTHONNOUSERSITE": "1"}
+    for name, relative in PRIVATE_HOME.items():
+        path = Path(folder) / relative
+        path.mkdir(parents=True, exist_ok=True)
+        environment[name] = str(path)
+    return environment
+
+
+def check_installation():
+    """Raises RuntimeError when a package the kernels need lives in the user's site-packages.
+
+    The kernels run with `PYTHONNOUSERSITE=1` (see `private_home`), so a `pip install --user` of the
+    grader's packages would leave every kernel without them and every submission with zero.
+    """
+    user_site = Path(site.getusersitepackages())
+    stranded = []
+    for name in ("course_lib", "ipykernel", "jupyter_client", "nbformat", "numpy", "keras"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin and user_site in Path(spec.origin).resolve().parents:
+            stranded.append(name)
+    if stranded:
+        raise RuntimeError(
+            f"The grading kernels do not see the user's site-packages ({user_site}), which holds "
+            f"{', '.join(stranded)}: install them in a virtual environment or the system Python instead."
+        )
+
+
+def run_submission(notebook, batch_dir, settings, payload):
+    """Runs one notebook in a fresh working directory; returns (report, results, notes).
+
+    Args:
+        notebook: the submission, as `read_submission` returns it.
+        batch_dir: the folder for this batch's temporary files.
+        settings: the limits and profile (see `grade`).
+        payload: the hidden tests' `harvest.payload`, or None to run the notebook only.
+    """
     import nbformat
 
+    check_installation()
     job_dir = Path(tempfile.mkdtemp(prefix="submission-", dir=batch_dir))
     workdir, private = job_dir / "work", job_dir / "private"
     workdir.mkdir()
@@ -204,12 +269,13 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
     nbformat.write(notebook, notebook_path)
     results_path = private / "results.json"
     report_path = private / "run.json"
-    token = secrets.token_hex(12)
+    token, key = secrets.token_hex(12), secrets.token_hex(16)
     job = {
         "notebook": str(notebook_path),
         "workdir": str(workdir),
         "private_dir": str(private),
         "result_path": str(report_path),
+        "results_path": str(results_path),
         "cell_timeout": settings["cell_timeout"],
         "notebook_timeout": settings["notebook_timeout"],
         "harvest_timeout": settings["harvest_timeout"],
@@ -217,7 +283,7 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
         "memory_mb": settings["memory_mb"],
         "file_mb": settings["file_mb"],
         "skip_tags": list(settings.get("skip_tags", SKIP_TAGS)),
-        "harvest_code": harvest.kernel_code(inputs_path, results_path) if inputs_path else None,
+        "harvest_code": harvest.kernel_code(payload, results_path, key) if payload else None,
         "stop_on_error": settings.get("stop_on_error", False),
         "env": {
             "COURSE_PROFILE": settings["profile"],
@@ -227,18 +293,19 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
             "COURSE_GRADING": "1",
         },
     }
-    (private / "job.json").write_text(json.dumps(job))
     environment = dict(os.environ)
+    environment.update(private_home(job_dir / "home"))
     environment[TOKEN_VARIABLE] = token
     hard_limit = settings["notebook_timeout"] + settings["harvest_timeout"] + 90
     notes = []
+    # The job goes through a pipe, not a file: its harvest code holds the hidden inputs and the results' key.
     process = subprocess.Popen(
-        [sys.executable, "-m", "course_lib.grading.runner", str(private / "job.json")],
+        [sys.executable, "-s", "-m", "course_lib.grading.runner", "-"],
         env=environment, cwd=str(workdir), start_new_session=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )
     try:
-        _, stderr = process.communicate(timeout=hard_limit)
+        _, stderr = process.communicate(json.dumps(job).encode(), timeout=hard_limit)
     except subprocess.TimeoutExpired:
         notes.append(f"stopped after the hard time limit of {hard_limit:.0f} s")
         try:
@@ -252,6 +319,9 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
             process.kill()
             process.wait()
             stderr = b""
+    else:
+        if process.returncode < 0:  # a signal, and not ours
+            notes.append(RUNNER_KILLED)
     kill_marked_processes(token)
     report = None
     try:
@@ -264,9 +334,9 @@ def run_submission(notebook, batch_dir, settings, inputs_path):
         notes.append("the notebook runner's report was not in its usual form (a submission can write to it); "
                      "the notes on the run are left out")
     results, reason = (None, "no hidden tests were run")
-    if inputs_path:
-        results, reason = harvest.read_results(results_path)
-    if results is None and inputs_path:
+    if payload:
+        results, reason = harvest.read_results(results_path, key)
+    if results is None and payload:
         notes.append(reason)
     shutil.rmtree(job_dir, ignore_errors=True)
     return report, results, notes
@@ -445,7 +515,16 @@ def write_csv(assignment, results, path):
                 [result.name, *[_number(result.questions[q]) for q in question_ids],
                  _number(result.total), _number(result.max_total), result.status, result.path]
             )
-    os.replace(temporary, path)
+    _move(temporary, path)
+
+
+def _move(temporary, path):
+    """Puts a finished file in its place; the temporary one does not stay behind when that fails."""
+    try:
+        os.replace(temporary, path)
+    except OSError:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _number(value):
@@ -489,7 +568,7 @@ def write_feedback(assignment, results, directory):
         target = directory / f"{result.name}.md"
         temporary = directory / f".{result.name}.md.tmp"
         temporary.write_text(feedback_text(assignment, result))
-        os.replace(temporary, target)
+        _move(temporary, target)
 
 
 # -- the batch ----------------------------------------------------------------------
@@ -517,14 +596,68 @@ def well_formed_report(report):
     return report.get("harvest") is None or isinstance(report["harvest"], dict)
 
 
+def protected_files(tests_dir=None):
+    """The files whose change during a batch is reported: every `.py` of `course_lib` and of the hidden tests.
+
+    Args:
+        tests_dir: the hidden tests' folder (default `hidden_tests/`).
+
+    Returns:
+        The paths, sorted; looked up again after every submission, so that a new file counts too.
+    """
+    tests = Path(tests_dir) if tests_dir else REPOSITORY_ROOT / "hidden_tests"
+    return sorted(Path(__file__).resolve().parents[1].rglob("*.py")) + sorted(tests.rglob("*.py"))
+
+
 def _fingerprint(paths):
     digest = hashlib.sha256()
     for path in paths:
+        digest.update(str(path).encode() + b"\0")
         try:
             digest.update(Path(path).read_bytes())
         except OSError:
             digest.update(b"<missing>")
     return digest.hexdigest()
+
+
+def _time_stamped(path):
+    """`grades.csv` -> `grades-20261202-153000.csv` beside it (a folder the same way)."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+
+
+def write_somewhere(kind, target, write, progress, since=""):
+    """Writes an output to `target`, else to a new time-stamped path beside it, else in a new temporary folder.
+
+    A submission runs as the grader's user and can make `target` unwritable (replace the CSV
+    with a folder, say); the batch's results must still land somewhere, and the instructor be told where.
+
+    Args:
+        kind: what is written, for the warning ("CSV", "feedback").
+        target: the path asked for.
+        write: callable(path) that writes the output there.
+        progress: callable(str) for the warning.
+        since: words saying when `target` stopped being writable, for the warning.
+
+    Returns:
+        The path written.
+    """
+    try:
+        write(target)
+        return target
+    except OSError as error:
+        problem = error
+    stamped = _time_stamped(target)
+    for folder in (lambda: stamped.parent, lambda: Path(tempfile.mkdtemp(prefix="course-lib-grade-"))):
+        candidate = folder() / stamped.name
+        try:
+            write(candidate)
+        except OSError:
+            continue
+        progress(f"WARNING: the {kind} could not be written to {target} ({problem}){since}; "
+                 f"it is in {candidate} instead")
+        return candidate
+    raise problem
 
 
 def grade(
@@ -547,13 +680,13 @@ def grade(
     Args:
         assignment_name: `A1`, `A1_bahdanau_attention` or a hidden-test file.
         submissions: notebook paths.
-        out: CSV path (written at the end).
+        out: CSV path (written after each submission, and at the end; see `write_somewhere`).
         feedback_dir: folder for one `<submission>.md` per submission.
         cell_timeout, notebook_timeout: seconds (defaults from the assignment).
         jobs: submissions graded at the same time.
         tests_dir: folder of the hidden tests (default `hidden_tests/`).
         profile: `COURSE_PROFILE` in the student kernels.
-        memory_mb: address-space limit of each kernel.
+        memory_mb: address-space limit of each process of a kernel (each process it starts gets its own).
         output_limit: characters of output kept per cell.
         file_mb: largest file a kernel may write.
         progress: callable(str) for progress lines (default: stderr).
@@ -564,6 +697,7 @@ def grade(
     if not submissions:
         raise ValueError("No submissions given. Received: an empty list")
     assignment = load_assignment(assignment_name, tests_dir)
+    check_installation()
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     settings = {
         "cell_timeout": float(assignment.cell_timeout if cell_timeout is None else cell_timeout),
@@ -581,15 +715,11 @@ def grade(
         )
     inputs, expected = hidden_inputs(assignment)
     handed_out = handed_out_cells(assignment)
-    protected = sorted(Path(__file__).parent.glob("*.py")) + [
-        p for p in (Path(tests_dir) if tests_dir else REPOSITORY_ROOT / "hidden_tests").glob("*.py")
-    ]
-    fingerprint = [_fingerprint(protected)]
+    payload = harvest.payload(assignment, inputs)  # sent inside the hidden-test code, never written to a file
+    fingerprint = [_fingerprint(protected_files(tests_dir))]
     names = _unique_names(submissions)
     batch_dir = Path(tempfile.mkdtemp(prefix="course-grading-"))
-    inputs_path = batch_dir / "inputs.pkl"
-    with open(inputs_path, "wb") as handle:
-        pickle.dump(harvest.payload(assignment, inputs), handle)
+    unwritable = {}  # "CSV" or "feedback" -> the submission after which it could not be written
     results = [None] * len(submissions)
     done = [0]
     lock = threading.Lock()
@@ -602,7 +732,7 @@ def grade(
             return summarize(assignment, name, path, score_tests(assignment, expected, inputs, None),
                              f"not graded: {reason}", [reason], time.monotonic() - begin)
         try:
-            report, harvested, notes = run_submission(notebook, batch_dir, settings, inputs_path)
+            report, harvested, notes = run_submission(notebook, batch_dir, settings, payload)
         except Exception as error:  # one submission must never stop the batch
             report, harvested, notes = None, None, [f"grading failed: {type(error).__name__}: {error}"]
         outcomes = score_tests(assignment, expected, inputs, harvested)
@@ -624,7 +754,7 @@ def grade(
             result = summarize(assignment, name, path, score_tests(assignment, expected, inputs, None),
                                f"not graded: {reason}", [reason], time.monotonic() - begin)
         with lock:
-            now = _fingerprint(protected)
+            now = _fingerprint(protected_files(tests_dir))
             if now != fingerprint[0]:
                 # Kernels run as the grader's user: one can edit the grader's or the hidden tests'
                 # files, and every later submission's runner would load the edited ones.
@@ -633,6 +763,8 @@ def grade(
                            f"ran{' (or one graded beside it)' if jobs > 1 else ''}; check them and regrade")
                 result.notes.append(warning)
                 progress(f"WARNING: {name}: {warning}")
+            if RUNNER_KILLED in result.notes:
+                progress(f"WARNING: {name}: {RUNNER_KILLED}")
             results[index] = result
             done[0] += 1
             progress(
@@ -641,25 +773,40 @@ def grade(
             )
             # Written as the batch goes, so a batch that is stopped keeps what it finished.
             finished = [r for r in results if r is not None]
-            if out:
-                write_csv(assignment, finished, out)
-            if feedback_dir:
-                write_feedback(assignment, [result], feedback_dir)
+            writes = {"CSV": (out, lambda: write_csv(assignment, finished, out)),
+                      "feedback": (feedback_dir, lambda: write_feedback(assignment, [result], feedback_dir))}
+            for kind, (target, write) in writes.items():
+                try:
+                    if target:
+                        write()
+                except OSError as error:  # a submission can make the outputs unwritable; the batch goes on
+                    if kind not in unwritable:
+                        unwritable[kind] = name
+                        progress(f"WARNING: {name}: the {kind} could not be written to {target} ({error}); "
+                                 "grading goes on, and the results are written at the end")
 
     try:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(grade_one, range(len(submissions))))
     finally:
         shutil.rmtree(batch_dir, ignore_errors=True)
+
+    def since(kind):
+        if kind not in unwritable:
+            return ""
+        beside = " or one graded beside it" if jobs > 1 else ""
+        return f" (it stopped being writable while {unwritable[kind]}{beside} was graded)"
+
     if out:
-        write_csv(assignment, results, out)
+        write_somewhere("CSV", out, lambda path: write_csv(assignment, results, path), progress, since("CSV"))
     if feedback_dir:
-        write_feedback(assignment, results, feedback_dir)
+        written = write_somewhere("feedback", feedback_dir, lambda path: write_feedback(assignment, results, path),
+                                  progress, since("feedback"))
         ours = {f"{result.name}.md" for result in results}
-        strays = [p.name for p in Path(feedback_dir).iterdir()
+        strays = [p.name for p in Path(written).iterdir()
                   if p.name not in ours and p.stat().st_mtime >= wall_started]
         if strays:
-            progress(f"WARNING: files the grader did not write appeared in {feedback_dir} during grading "
+            progress(f"WARNING: files the grader did not write appeared in {written} during grading "
                      f"(written by a submission?): {', '.join(sorted(strays)[:10])}")
     progress(f"graded {len(results)} submission(s) of {assignment.id} in {time.monotonic() - started:.1f} s")
     return results
@@ -700,5 +847,6 @@ def register_cli(commands):
     parser.add_argument("--profile", default="fast", choices=("fast", "full"),
                         help="COURSE_PROFILE in the kernels (default: fast)")
     parser.add_argument("--memory-mb", type=int, metavar="MB",
-                        help="memory limit of each kernel, in MB (default: the assignment's, see below)")
+                        help="address-space limit of each process of a kernel, in MB (default: the assignment's, "
+                             "see below)")
     parser.set_defaults(handler=_grade_command)

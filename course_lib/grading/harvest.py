@@ -1,13 +1,21 @@
 """The code the grader runs in a student's kernel after the notebook.
 
-It loads the hidden inputs, evaluates each test's `call` against the
+It carries the hidden inputs inside its own text (no file that the notebook
+could read beforehand holds them), evaluates each test's `call` against the
 notebook's names (with a time limit per call), and writes what came back as
-JSON. Values leave the kernel as plain data (lists, numbers, strings) and are
-read back by `decode` without pickle, so a submission can send its answers
-and nothing else; the expected values never enter the kernel.
+JSON, signed with a key that exists only in this code and in the grader: a
+results file that another process wrote (a process left behind by an earlier
+submission, say) is neither resumed from nor read. Values leave the kernel as
+plain data (lists, numbers, strings) and are read back by `decode` without
+pickle, so a submission can send its answers and nothing else; the expected
+values never enter the kernel.
 """
 
+import base64
+import hashlib
+import hmac
 import json
+import pickle
 
 import numpy as np
 
@@ -15,12 +23,11 @@ import numpy as np
 MAX_ELEMENTS = 2_000_000
 
 KERNEL_TEMPLATE = r'''
-def _grader_harvest(_inputs_path, _results_path):
-    import builtins, json, math, os, pickle, signal, sys, traceback, types
+def _grader_harvest(_payload, _results_path, _key):
+    import base64, builtins, hashlib, hmac, json, math, os, pickle, signal, sys, traceback, types
     import numpy as np
     user_namespace = globals()
-    with open(_inputs_path, "rb") as handle:
-        payload = pickle.load(handle)
+    payload = pickle.loads(base64.b64decode(_payload))
 
     class _Missing(NameError):
         pass
@@ -94,17 +101,24 @@ def _grader_harvest(_inputs_path, _results_path):
             return function(*args, **kwargs)
         return counted
 
+    def _signature(text):
+        return hmac.new(_key.encode(), text.encode(), hashlib.sha256).hexdigest()
+
     def _save(results):
         # After every test, so a call that kills the kernel loses only itself;
         # the runner restarts the kernel and this cell resumes after it.
+        text = json.dumps(results)
         with open(_results_path + ".tmp", "w") as handle:
-            json.dump(results, handle)
+            json.dump({"signature": _signature(text), "results": text}, handle)
         os.replace(_results_path + ".tmp", _results_path)
 
-    try:  # a rerun after the kernel died resumes after the tests already done
+    try:  # a rerun after the kernel died resumes after the tests already done, from results it signed
         with open(_results_path) as handle:
-            results = dict(json.load(handle))
-    except (OSError, ValueError, TypeError):
+            saved = json.load(handle)
+        if not hmac.compare_digest(str(saved["signature"]).encode(), _signature(saved["results"]).encode()):
+            raise ValueError("not signed by this run")
+        results = dict(json.loads(saved["results"]))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         results = {}
     for name, outcome in list(results.items()):
         if not isinstance(outcome, dict) or outcome.get("status") == "running":
@@ -143,17 +157,27 @@ def _grader_harvest(_inputs_path, _results_path):
         results[test["name"]] = outcome
         _save(results)
 
-_grader_harvest(__INPUTS__, __RESULTS__)
+_grader_harvest(__PAYLOAD__, __RESULTS__, __KEY__)
 del _grader_harvest
 '''
 
 
-def kernel_code(inputs_path, results_path):
-    """The harvest cell for one submission."""
+def kernel_code(payload, results_path, key):
+    """The harvest cell for one submission.
+
+    Args:
+        payload: what `payload()` returns; it travels inside the code.
+        results_path: the file the kernel writes the results to.
+        key: a secret made for this one run, which signs the results (`read_results` checks it).
+
+    Returns:
+        The cell's source.
+    """
     return (
         KERNEL_TEMPLATE.replace("__MAX_ELEMENTS__", str(MAX_ELEMENTS))
-        .replace("__INPUTS__", repr(str(inputs_path)))
+        .replace("__PAYLOAD__", repr(base64.b64encode(pickle.dumps(payload)).decode()))
         .replace("__RESULTS__", repr(str(results_path)))
+        .replace("__KEY__", repr(key))
     )
 
 
@@ -204,8 +228,13 @@ def decode(value):
     return value
 
 
-def read_results(path, max_bytes=64 * 2**20):
-    """The harvest's JSON file, or an explanation of why it cannot be read."""
+def read_results(path, key, max_bytes=64 * 2**20):
+    """The results the harvest wrote to `path` and signed with `key`.
+
+    Returns:
+        `(results, "")`, or `(None, reason)` when the file is missing, unreadable, or not signed
+        with `key` (written by something other than this run's hidden tests).
+    """
     try:
         if path.stat().st_size > max_bytes:
             return None, f"the results were larger than {max_bytes // 2**20} MB"
@@ -215,6 +244,14 @@ def read_results(path, max_bytes=64 * 2**20):
         return None, "no results were produced (the kernel did not reach the hidden tests)"
     except (OSError, ValueError) as error:
         return None, f"the results could not be read ({type(error).__name__})"
-    if not isinstance(raw, dict):
+    text = raw.get("results") if isinstance(raw, dict) else None
+    expected = hmac.new(key.encode(), str(text).encode(), hashlib.sha256).hexdigest()
+    if not isinstance(text, str) or not hmac.compare_digest(str(raw.get("signature")).encode(), expected.encode()):
+        return None, "the results file was not the one the hidden tests wrote (something else replaced it)"
+    try:
+        results = json.loads(text)
+    except ValueError:
+        return None, "the results could not be read (ValueError)"
+    if not isinstance(results, dict):
         return None, "the results were not in the expected form"
-    return raw, ""
+    return results, ""

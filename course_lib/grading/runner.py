@@ -1,14 +1,17 @@
 """Executes one notebook in its own kernel, under limits, and reports each cell.
 
-The grader starts this module as a subprocess per submission:
+The grader starts this module as a subprocess per submission, and writes the
+job to its standard input (`-`; a file name works too):
 
-    python -m course_lib.grading.runner job.json
+    python -s -m course_lib.grading.runner - < job.json
 
-`job.json` says which notebook to run, in which working directory, with
-which limits, and which extra cell (the hidden-test harvest) to run at the
-end. The report (`result_path`) lists every code cell with its status
-(`ok`, `error`, `timeout`, `died`, `unresponsive`, `output-limit`,
-`skipped`), the exception's name and message, and notes for the feedback.
+The job says which notebook to run, in which working directory, with which
+limits, and which extra cell (the hidden-test harvest) to run at the end; it
+is never written to a file, since the harvest holds the hidden inputs and the
+key that signs the results. The report (`result_path`) lists every code cell
+with its status (`ok`, `error`, `timeout`, `died`, `unresponsive`,
+`output-limit`, `skipped`), the exception's name and message, and notes for
+the feedback.
 
 Limits:
 * per cell (`cell_timeout`): the kernel is interrupted; if it does not
@@ -24,6 +27,10 @@ Limits:
 
 A kernel that dies (for example `os._exit`, or memory exhausted) is restarted
 the same way, without the cell that killed it, at most `max_restarts` times.
+
+At the end every process below the runner is killed (`kill_until_gone`), also
+one that left the kernel's session: the runner is a subreaper, so orphans
+become its children.
 """
 
 import json
@@ -248,6 +255,8 @@ def execute(job):
         if attempt == job.get("max_restarts", 2):
             report["notes"].append("the kernel kept dying; the hidden tests were not run")
     if session is not None and job.get("harvest_code"):
+        # Whatever the notebook left at the results' path is not the harvest's (which also checks the signature).
+        Path(job["results_path"]).unlink(missing_ok=True)
         # A hidden-test call that kills the kernel (os._exit, a crash, memory)
         # costs that test only: the harvest saves its results after every test,
         # so the kernel is restarted, the notebook rerun (without its fatal
@@ -287,8 +296,8 @@ def _become_subreaper():
         pass
 
 
-def kill_descendants():
-    """Kills every process below this one (what the notebook left running)."""
+def descendants():
+    """Pids of every process below this one, zombies included (a zombie still names its process group)."""
     parents = {}
     for entry in Path("/proc").glob("[0-9]*"):
         try:
@@ -299,23 +308,76 @@ def kill_descendants():
     while frontier:
         frontier = {pid for pid, parent in parents.items() if parent in frontier and pid not in found}
         found |= frontier
-    for pid in found:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
+    return found
+
+
+def _reap_children():
+    """Collects this process's exited children, so that a scan no longer finds them."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
             pass
+    except ChildProcessError:
+        pass
+
+
+def kill_until_gone(find, seconds=10.0, reap=False):
+    """Kills the processes that `find()` returns, and their process groups, until two scans in a row find none.
+
+    One scan is not enough: a process that forks and exits in a loop has a new pid by the time
+    it is signalled (a review's submission escaped that way and zeroed the next submission). The
+    exited ones stay as zombies until reaped, and `killpg` on their group stops the live member at
+    once; one that also changes its group at every fork is caught by a later scan.
+
+    Args:
+        find: a callable returning the pids to kill.
+        seconds: how long to keep trying.
+        reap: whether to collect exited children after each round (only the runner, a subreaper,
+            whose children are all the notebook's).
+
+    Returns:
+        True when two scans in a row found nothing; False when processes were still found after `seconds`.
+    """
+    own_group, quiet, deadline = os.getpgrp(), 0, time.monotonic() + seconds
+    while quiet < 2:
+        if time.monotonic() > deadline:
+            return False
+        pids = find()
+        quiet = 0 if pids else quiet + 1
+        for pid in pids:
+            try:
+                group = os.getpgid(pid)
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+            except OSError:  # gone already
+                pass
+        if reap:
+            _reap_children()
+        if not pids:
+            time.sleep(0.05)
+    return True
+
+
+STRAGGLERS = "processes that the notebook started were still running after 10 s of killing them"
+
+
+def read_job(argument):
+    """The job: JSON from standard input (`-`) or from a file."""
+    return json.load(sys.stdin) if argument == "-" else json.loads(Path(argument).read_text())
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
-        raise SystemExit("usage: python -m course_lib.grading.runner JOB.json")
-    job = json.loads(Path(argv[0]).read_text())
+        raise SystemExit("usage: python -m course_lib.grading.runner - < JOB.json   (or: ... runner JOB.json)")
+    job = read_job(argv[0])
     _become_subreaper()
     try:
         report = execute(job)
     finally:
-        kill_descendants()
+        gone = kill_until_gone(descendants, reap=True)
+    if not gone:
+        report["notes"].append(STRAGGLERS)
     result_path = Path(job["result_path"])
     temporary = result_path.with_suffix(".tmp")
     temporary.write_text(json.dumps(report, default=str))

@@ -7,7 +7,9 @@ replaces itself with the program, so the kernel and anything it starts
 inherit them:
 
 * address space (`RLIMIT_AS`): a notebook that fills memory gets a
-  `MemoryError` (or its kernel dies) instead of taking the machine down;
+  `MemoryError` (or its kernel dies) instead of taking the machine down.
+  The limit is per process: each process the kernel starts gets the whole
+  of it again, and nothing limits their sum (that would take a cgroup);
 * size of any file written (`RLIMIT_FSIZE`): writing a huge file fails with
   `OSError` (Python ignores `SIGXFSZ`);
 * no core dumps.

@@ -111,7 +111,7 @@ class Assignment:
             from weights sent as inputs).
         references: functions whose source the kernel needs for `substitute`.
         cell_timeout, notebook_timeout: default limits in seconds.
-        memory_mb: address-space limit of the student's kernel.
+        memory_mb: address-space limit of each process of the student's kernel.
     """
 
     id: str

@@ -23,7 +23,6 @@ from course_lib.grading.checks.a1_attention import (
 )
 from course_lib.grading.checks.a2_decoder import (
     A2_LOCKED_METHODS, check_attention_decoder_step, check_teacher_forced_decode, check_teacher_forcing_inputs,
-    count_calls,
 )
 from course_lib.grading.checks.a3_transliteration import (
     check_beam_step, check_edit_distance, check_length_normalized_score, check_top_k_accuracy, check_word_accuracy,
@@ -34,7 +33,7 @@ from course_lib.grading.checks.a4_image_locations import (
 from course_lib.grading.checks.a5_hierarchical import (
     check_attention_pool, check_class_probabilities, check_sentence_mask, check_sentence_vectors,
 )
-from course_lib.grading.checks.quiz import check_answer_dict, check_answer_type
+from course_lib.grading.checks.quiz import check_answer_dict, check_answer_type, check_multiplies
 
 __all__ = [
     "BROADCAST_HINT", "NEGATIVE_SCORE", "SOFTMAX_OVERFLOW_HINT", "TANH_PLACE_HINT", "as_numpy", "check_close",
@@ -42,9 +41,9 @@ __all__ = [
     "check_attend_over_steps", "check_attention_scores", "check_attention_shapes", "check_context_vector",
     "check_parameter_count", "check_project_keys", "check_softmax", "A2_LOCKED_METHODS",
     "check_attention_decoder_step", "check_teacher_forced_decode", "check_teacher_forcing_inputs",
-    "count_calls", "check_beam_step", "check_edit_distance", "check_length_normalized_score",
+    "check_beam_step", "check_edit_distance", "check_length_normalized_score",
     "check_top_k_accuracy", "check_word_accuracy", "check_attended_cell", "check_attention_over_locations",
     "check_feature_map_to_locations", "check_weights_to_map", "check_attention_pool",
     "check_class_probabilities", "check_sentence_mask", "check_sentence_vectors", "check_answer_dict",
-    "check_answer_type",
+    "check_answer_type", "check_multiplies",
 ]

@@ -8,48 +8,98 @@ from course_lib.grading.checks.common import as_numpy, check_shape, check_weight
 
 
 # The library's own step and teacher-forced pass, by attribute, and how a student calls them.
-# The hidden tests make the same methods raise (hidden_tests/A2.py, `_grader_decoder(locked=True)`).
+# `decoder_view` makes them raise, in the visible checks and in the hidden tests (hidden_tests/A2.py).
 A2_LOCKED_METHODS = {
     "step": "decoder.step(...)",
-    "call": "decoder(...)",
+    "__call__": "decoder(...)",
+    "call": "decoder.call(...)",
     "_recur": "decoder._recur(...)",
     "_scheduled_sampling": "decoder._scheduled_sampling(...)",
 }
 
 
-def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
-    """A decoder with its library methods locked, an unlocked copy with the same weights, and inputs.
+def decoder_view(decoder):
+    """What a student's A2 functions get as `decoder`: its four sub-layers, and none of its own methods.
 
-    Returns `(decoder, reference, memory, state, mask, called)`: `called` lists the
-    locked methods the student's code tried to use.
+    The view is a plain object, not the decoder: its `step`, `decoder(...)` and the other methods of
+    `A2_LOCKED_METHODS` raise RuntimeError, and no library method stands behind them that a
+    submission could bring back (as `decoder.__dict__.pop("step")` did when the decoder itself was
+    handed over with its methods overwritten). `view.attention` calls the decoder's attention and
+    counts the projections of the keys: calls without `projected_keys`, and `project_keys` itself.
+
+    The hidden tests send this function's source to the student's kernel with the test instead of
+    importing it there, where the submission could patch this module; so it uses nothing but
+    `A2_LOCKED_METHODS`, which they send along.
+
+    Args:
+        decoder: a built `course_lib.decoders.AttentionGRUDecoder`.
+
+    Returns:
+        `(view, record)`: `record["project_keys"]` counts the projections of the keys made through
+        `view.attention`, `record["called"]` lists the locked methods called (as in `A2_LOCKED_METHODS`).
+    """
+    record = {"project_keys": 0, "called": []}
+    attention = decoder.attention
+
+    class Attention:
+        """`decoder.attention`: the decoder's layer, counting each projection of the keys."""
+
+        def __call__(self, query, values, mask=None, projected_keys=None, **kwargs):
+            if projected_keys is None:
+                record["project_keys"] += 1
+            return attention(query, values, mask=mask, projected_keys=projected_keys, **kwargs)
+
+        call = __call__
+
+        def project_keys(self, values):
+            record["project_keys"] += 1
+            return attention.project_keys(values)
+
+        def __getattr__(self, name):  # units, score, ...: read from the layer
+            return getattr(attention, name)
+
+    def locked(name):
+        def method(*args, **kwargs):
+            record["called"].append(name)
+            raise RuntimeError(f"{name} is not available here: build the step from decoder.embedding, "
+                               "decoder.attention, decoder.cell and decoder.output_layer")
+
+        return method
+
+    class Decoder:
+        """The sub-layers of an AttentionGRUDecoder; its own step and teacher-forced pass raise."""
+
+        def __getattr__(self, name):
+            raise AttributeError(f"decoder.{name} is not available in this exercise: use decoder.embedding, "
+                                 "decoder.attention, decoder.cell and decoder.output_layer")
+
+    for attribute, name in A2_LOCKED_METHODS.items():
+        setattr(Decoder, attribute, locked(name))
+    view = Decoder()
+    view.embedding, view.attention = decoder.embedding, Attention()
+    view.cell, view.output_layer = decoder.cell, decoder.output_layer
+    return view, record
+
+
+def _a2_decoder(seed=0, batch=3, src_len=5, value_dim=6, vocab=9):
+    """The view a student's function gets (`decoder_view`), the decoder behind it (for the expected values), and inputs.
+
+    Returns `(view, reference, memory, state, mask, record)`: `record` is `decoder_view`'s.
     """
     import keras
 
     from course_lib.decoders import AttentionGRUDecoder
 
     keras.utils.set_random_seed(seed)
-    decoder = AttentionGRUDecoder(vocab, 4, 8, attention_units=5)
     reference = AttentionGRUDecoder(vocab, 4, 8, attention_units=5)
     rng = _rng(seed)
     values = keras.ops.convert_to_tensor(rng.normal(size=(batch, src_len, value_dim)), dtype="float32")
     mask = np.arange(src_len)[None, :] < np.array([[src_len], [2], [3]])[:batch]
-    for layer in (decoder, reference):
-        layer.build((batch, 1), values.shape)
-    reference.set_weights(decoder.get_weights())
+    reference.build((batch, 1), values.shape)
     memory = reference.prepare_memory(values, None, keras.ops.convert_to_tensor(mask))
     state = keras.ops.convert_to_tensor(rng.normal(size=(batch, 8)), dtype="float32")
-    called = []
-
-    def forbidden(name):
-        def method(*args, **kwargs):
-            called.append(name)
-            raise CheckFailed(f"{name} is not available in this exercise.")
-
-        return method
-
-    for attribute, name in A2_LOCKED_METHODS.items():
-        object.__setattr__(decoder, attribute, forbidden(name))
-    return decoder, reference, memory, state, mask, called
+    view, record = decoder_view(reference)
+    return view, reference, memory, state, mask, record
 
 
 def _call_without_library(function, arguments, called, exercise, instead, sizes=""):
@@ -86,22 +136,6 @@ def _size_line(error):
     return (sized or lines or [""])[0][:300]
 
 
-def count_calls(layer, method):
-    """Replaces `layer.method` by a version that counts its calls; returns the list holding the count.
-
-    The visible A2 check and the hidden A2 test (in the student's kernel) both count
-    `decoder.attention.project_keys` this way.
-    """
-    original, made = getattr(layer, method), [0]
-
-    def counted(*args, **kwargs):
-        made[0] += 1
-        return original(*args, **kwargs)
-
-    object.__setattr__(layer, method, counted)
-    return made
-
-
 def check_teacher_forcing_inputs(teacher_forcing_inputs):
     from course_lib.data import reversal
 
@@ -125,11 +159,10 @@ def check_teacher_forcing_inputs(teacher_forcing_inputs):
 def check_attention_decoder_step(attention_decoder_step):
     import keras
 
-    decoder, reference, memory, state, mask, called = _a2_decoder()
+    decoder, reference, memory, state, mask, record = _a2_decoder()
     tokens = keras.ops.convert_to_tensor([1, 4, 7], dtype="int32")
-    key_projections = count_calls(decoder.attention, "project_keys")
     result = _call_without_library(
-        attention_decoder_step, (decoder, tokens, state, memory), called, "attention_decoder_step",
+        attention_decoder_step, (decoder, tokens, state, memory), record["called"], "attention_decoder_step",
         "use decoder.embedding, decoder.attention, decoder.cell and decoder.output_layer",
         sizes="Here e(y_{t-1}) has 4 numbers and c_t must have the 6 of each h_j (a weighted SUM over the 5 "
               "source positions), so decoder.cell takes [e(y_{t-1}); c_t] of 4 + 6 = 10 numbers per example, "
@@ -144,7 +177,7 @@ def check_attention_decoder_step(attention_decoder_step):
     if not np.allclose(weights, as_numpy(expected_weights), atol=1e-5):
         _fail("the weights must come from attending with the previous state s_{t-1} (the `state` argument), "
               "before the GRU update.")
-    if key_projections[0]:
+    if record["project_keys"]:
         _fail("attention_decoder_step projected the keys W_att h_j again (decoder.attention without "
               "projected_keys): pass projected_keys=memory[\"keys\"], which prepare_memory computed once for "
               "the source sentence.")
@@ -163,10 +196,10 @@ def check_attention_decoder_step(attention_decoder_step):
 def check_teacher_forced_decode(teacher_forced_decode):
     import keras
 
-    decoder, reference, memory, state, mask, called = _a2_decoder(seed=1)
+    decoder, reference, memory, state, mask, record = _a2_decoder(seed=1)
     target_inputs = keras.ops.convert_to_tensor([[1, 4, 5, 6], [1, 7, 8, 3], [1, 3, 3, 3]], dtype="int32")
     result = _call_without_library(
-        teacher_forced_decode, (decoder, target_inputs, memory, state), called, "teacher_forced_decode",
+        teacher_forced_decode, (decoder, target_inputs, memory, state), record["called"], "teacher_forced_decode",
         "loop over the decoder inputs and call your attention_decoder_step at every step",
     )
     if not isinstance(result, (tuple, list)) or len(result) != 2:

@@ -84,4 +84,7 @@ def check_length_normalized_score(length_normalized_score):
         _fail("with length_penalty = 1 the score is the mean log-probability per token.")
     if abs(length_normalized_score(-7.0, 2, 1.0) - (-3.5)) > 1e-9:
         _fail("with length_penalty = 1, -7.0 over 2 tokens is -3.5: use / (true division), not //.")
+    if abs(length_normalized_score(-6.0, 9, 0.5) - (-2.0)) > 1e-9:
+        _fail("with length_penalty = 0.5, -6.0 over 9 tokens is -6.0 / 9 ** 0.5 = -2.0: raise the length to the "
+              "penalty, do not multiply by it.")
     _passed("length_normalized_score")

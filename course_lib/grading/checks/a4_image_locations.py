@@ -47,11 +47,14 @@ def check_attention_over_locations(attention_over_locations):
 
 
 def check_weights_to_map(weights_to_map):
-    weights = np.zeros((1, 6))
+    weights = np.zeros((2, 6))  # a batch of two: the model's batches hold several steps or images
     weights[0, 4] = 1.0
-    grid = check_shape(weights_to_map(weights, 2, 3), (1, 2, 3), "weights_to_map(weights, 2, 3)")
+    weights[1, 2] = 1.0
+    grid = check_shape(weights_to_map(weights, 2, 3), (2, 2, 3), "weights_to_map(weights, 2, 3) for 2 rows")
     if grid[0, 1, 1] != 1.0:
         _fail("location 4 of a 2 x 3 grid is row 1, column 1 (j = row * width + col).")
+    if grid[1, 0, 2] != 1.0:
+        _fail("each row of weights is its own map: row 1's location 2 is its (row 0, column 2).")
     _passed("weights_to_map")
 
 

@@ -58,6 +58,8 @@ def check_sentence_vectors(sentence_vectors, attention_pool):
     check_close(vectors[1, 1], as_numpy(single)[0], "the vector of document 1, sentence 1",
                 hint="each sentence is pooled on its own, over its own real words: pass attention_pool that "
                      "sentence's word mask.")
+    check_close(weights[1, 1], as_numpy(single_weights)[0], "the word weights of document 1, sentence 1",
+                hint="return the weights attention_pool gave each sentence's words, not a uniform spread.")
     if not np.allclose(vectors[0, 2], 0.0) or not np.allclose(weights[0, 2], 0.0):
         _fail("an empty (padded) sentence must get a zero vector and zero weights.")
     _passed("sentence_vectors")

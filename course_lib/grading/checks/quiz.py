@@ -43,3 +43,17 @@ def check_answer_dict(value, kinds, name):
         _fail(f"{name} should have the keys {sorted(kinds)}. Received: {sorted(map(str, value))}")
     for key, kind in kinds.items():
         check_answer_type(value[key], kind, f"{name}[{key!r}]")
+
+
+def check_multiplies(shape, vector_size, name):
+    """A matrix answer in the quiz's orientation: `(rows, columns)`, so it multiplies a vector of `columns` numbers.
+
+    Catches a shape written the way Keras stores kernels, `(inputs, outputs)`,
+    without saying what the rows are.
+    """
+    check_answer_type(shape, "shape", name)
+    if len(shape) != 2 or shape[1] != vector_size:
+        _fail(f"{name} multiplies a vector of {vector_size} numbers, so in (rows, columns) it needs "
+              f"{vector_size} columns: is it written the way Keras stores kernels, (inputs, outputs)? "
+              f"Received: {tuple(shape)}")
+    print(f"\u2713 {name} multiplies a {vector_size}-number vector")
