@@ -140,3 +140,7 @@ def test_words_of_an_ignored_sentence_stay_pale():
     figure = document_figure(sentences, sentence_weights, word_weights)
     faces = {t.get_text(): t.get_bbox_patch().get_facecolor() for t in figure.axes[0].texts if t.get_bbox_patch()}
     assert faces["bridge"] == faces["an"] != faces["coach"]  # "an" (0.9 in its sentence) is as pale as "bridge"
+    # The PNG shades as the HTML does: the same colour at the same opacity, and no box at all for a weight of 0
+    # (a colormap's lightest colour used to draw a peach box behind every unweighted word).
+    assert [round(faces[word][3], 2) for word in ("the", "coach", "won", "an")] == [0.11, 0.85, 0.11, 0.0]
+    assert np.allclose(faces["coach"][:3], np.array([230, 80, 30]) / 255)

@@ -205,7 +205,7 @@ class AttentionExplorer:
         plane.scatter(self.states[:, 0], self.states[:, 1], s=40 + 400 * r["weights"], color="tab:blue", alpha=0.6)
         for j, (x, y) in enumerate(self.states):
             plane.annotate(f"h_{j + 1} {SOURCE_WORDS[j] if j < len(SOURCE_WORDS) else ''}", (x, y), fontsize=8,
-                           xytext=(4, 4), textcoords="offset points")
+                           xytext=(7, 7), textcoords="offset points")  # clear of the dot, which grows with alpha
         outline = np.vstack([self.states, self.states[:1]])  # (T + 1, 2), the default states in convex order
         plane.plot(outline[:, 0], outline[:, 1], color="0.8", linewidth=0.8)
         context = r["context"]

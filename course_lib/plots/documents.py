@@ -59,6 +59,11 @@ def word_shades(sentence_weights, word_weights, sentences):
     return shades
 
 
+# The colour of a word's shade, as RGB 0-255: its opacity is the word's shade (at most 0.85), in HTML and PNG alike.
+WORD_SHADE_RGB = (230, 80, 30)
+MAX_WORD_OPACITY = 0.85
+
+
 def document_html(sentences, sentence_weights, word_weights=None, title=None, highlight=None):
     """HTML of one document with its attention weights.
 
@@ -81,7 +86,8 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
         weight = sentence_weights[i]
         if word_weights is not None:
             spans = " ".join(
-                f'<span style="background: rgba(230, 80, 30, {0.85 * shade:.2f}); padding: 0 2px" '
+                f'<span style="background: rgba({", ".join(map(str, WORD_SHADE_RGB))}, {MAX_WORD_OPACITY * shade:.2f}); '
+                f'padding: 0 2px" '
                 f'title="{w:.3f}">{html.escape(word)}</span>'
                 for word, w, shade in zip(words, word_weights[i], shades[i])
             )
@@ -128,7 +134,6 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     ax.set_xlim(0, 1)
     ax.set_ylim(len(lines), -0.5)
     ax.axis("off")
-    colormap = plt.get_cmap("Oranges")
     measure = width_in_axes(ax)
     probe = ax.text(0, 0, "n", fontsize=9)
     space = measure(probe)  # the gap between two words: about one letter
@@ -139,9 +144,10 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
             ax.text(0.13, row, f"{sentence_weights[i]:.2f}", va="center", fontsize=8, family="monospace")
         x = 0.19
         for j, word in enumerate(words):
-            shade = 0.0 if word_weights is None else 0.85 * shades[i][start + j]
-            drawn = ax.text(x, row, word, va="center", fontsize=9,
-                            bbox=dict(facecolor=colormap(shade), edgecolor="none", pad=1.0, alpha=0.9))
+            opacity = 0.0 if word_weights is None else MAX_WORD_OPACITY * shades[i][start + j]
+            colour = tuple(channel / 255 for channel in WORD_SHADE_RGB) + (opacity,)  # an unshaded word: no box
+            drawn = ax.text(x, row, word, va="center", fontsize=9, color="white" if opacity > 0.6 else "black",
+                            bbox=dict(facecolor=colour, edgecolor="none", pad=1.0))
             x += measure(drawn) + space  # the word's real width, so no two words overlap
         last_line = start + len(words) >= len(sentences[i])
         if highlight == i and last_line:
