@@ -31,7 +31,7 @@ import numpy as np
 from keras import ops
 
 from course_lib.compiling import compile_once
-from course_lib.layers.masking import check_count, check_token_range  # (the models import check_count from here)
+from course_lib.layers.masking import check_count, check_token_range
 from course_lib.recurrence import scan
 
 # A finite "minus infinity": keeps arithmetic free of inf - inf = NaN.

@@ -2,7 +2,7 @@
 
 from keras import ops
 
-from course_lib.decoding.beam import check_count
+from course_lib.layers.masking import check_count
 from course_lib.recurrence import scan
 
 

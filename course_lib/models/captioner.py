@@ -7,10 +7,10 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search, check_beam_options, check_count
+from course_lib.decoding.beam import beam_search, check_beam_options
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
-from course_lib.layers.masking import check_same_batch, check_special_ids
+from course_lib.layers.masking import check_count, check_same_batch, check_special_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError

@@ -17,10 +17,9 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import check_count
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
-from course_lib.layers.masking import check_special_ids, check_token_range
+from course_lib.layers.masking import check_count, check_special_ids, check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError

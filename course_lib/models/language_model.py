@@ -11,8 +11,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from course_lib.decoding.beam import check_count
-from course_lib.layers.masking import check_special_ids, check_token_ids, check_token_range
+from course_lib.layers.masking import check_count, check_special_ids, check_token_ids, check_token_range
 from course_lib.recurrence import scan
 
 CELLS = {"rnn": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}

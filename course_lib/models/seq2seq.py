@@ -7,10 +7,10 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search_model, check_beam_options, check_count, check_source
+from course_lib.decoding.beam import beam_search_model, check_beam_options, check_source
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
-from course_lib.layers.masking import check_same_batch, check_special_ids, check_token_ids
+from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_token_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
