@@ -35,6 +35,14 @@ CASES = [
     (["train", "translation", "--out", "{file}"], "expected a folder"),
     (["train", "transliteration", "--out", "{file}"], "expected a folder"),
     (["train", "language-model", "--steps", "2", "--save", "lm"], "expected a file name ending in .keras, received 'lm'"),
+    (["train", "language-model", "--steps", "2", "--save", "lm.KERAS"],  # Keras refused it after training
+     "expected a file name ending in .keras, received 'lm.KERAS'"),
+    (["caption", "--model", "{folder}", "a.png", "--overlay", "{folder}"], "which is a folder"),  # wrote {folder}.png
+    (["caption", "--model", "{folder}", "a.png", "--overlay", "o.txt"],
+     "expected a file name ending in .png or .pdf or .svg or .jpg or .jpeg, received 'o.txt'"),
+    (["reversal", "--steps", "2", "--metrics-json", "{file}/m.json"],  # failed after training with Errno 17
+     "expected a file in a folder, received '{file}/m.json', but '{file}' is a file"),
+    (["train", "language-model", "--steps", "2", "--save", "{file}/sub/lm.keras"], "but '{file}' is a file"),
     (["train", "translation", "--learning-rate", "nan", "--out", "{folder}"], "expected a positive number, received 'nan'"),
     (["train", "transliteration", "--learning-rate", "0", "--out", "{folder}"], "expected a positive number, received '0'"),
     (["train", "translation", "--alignment-loss-weight", "inf", "--out", "{folder}"],
@@ -48,6 +56,14 @@ CASES = [
      "expected a file name ending in .png or .pdf or .svg or .jpg or .jpeg, received 'heat'"),
     (["transliterate", "--model", "{folder}", "--heatmap", "{folder}", "ghar"], "which is a folder"),
     (["grade", "A1", "a.ipynb", "--out", "{folder}"], "which is a folder"),
+    # Negative seeds used to fail inside NumPy or TensorFlow (some after claiming --out), naming neither.
+    (["reversal", "--seed", "-1"], "argument --seed: expected a seed, a whole number from 0 to 4294967295, received '-1'"),
+    (["train", "translation", "--seed", "-3", "--out", "{folder}"], "argument --seed: expected a seed"),
+    (["split-translation", "x.txt", "--seed", "-3", "--out", "{folder}"], "received '-3'"),
+    (["train", "transliteration", "--model-seed", "-2", "--out", "{folder}"], "argument --model-seed: expected a seed"),
+    (["train", "documents", "--seed", "4294967296", "--out", "{folder}"], "received '4294967296'"),
+    (["train", "captioning", "--seed", "1.5", "--out", "{folder}"], "argument --seed: expected a seed"),
+    (["train", "language-model", "--seed", "-1"], "argument --seed: expected a seed"),
     (["grade", "A1", "a.ipynb", "--feedback", "{file}"], "expected a folder"),
     (["grade", "A1", "a.ipynb", "--timeout", "nan"], "expected a positive number, received 'nan'"),
     (["grade", "A1", "a.ipynb", "--notebook-timeout", "-5"], "expected a positive number, received '-5'"),
@@ -174,6 +190,55 @@ def test_a_training_command_never_takes_over_another_run(task, tmp_path, capsys)
     assert f"already holds files that are not a {task} run (notes.txt)" in capsys.readouterr().err
 
 
+METRICS_COMMANDS = {
+    "reversal": ["reversal", "--steps", "2", "--out", "{model}"],
+    "translation": ["evaluate", "translation", "--model", "{model}"],
+    "transliteration": ["evaluate", "transliteration", "--model", "{model}"],
+    "captioning": ["evaluate", "captioning", "--model", "{model}"],
+    "documents": ["evaluate", "documents", "--model", "{model}"],
+}
+
+
+@pytest.mark.parametrize("task", sorted(METRICS_COMMANDS))
+def test_metrics_json_never_replaces_a_file_of_a_run(task, tmp_path, capsys):
+    # `--metrics-json tr1/state.json` used to replace the run's state (the run was then unusable).
+    marked = tmp_path / "marked"  # another run, known by its marker
+    marked.mkdir()
+    (marked / "course_run.json").write_text('{"task": "translation"}')
+    (marked / "state.json").write_text("the run's state")
+    model = tmp_path / "model"  # the run the command reads or writes, marker or not
+    model.mkdir()
+    (model / "run.json").write_text("the run's record")
+    argv = [part.format(model=model) for part in METRICS_COMMANDS[task]]
+    assert main(argv + ["--metrics-json", str(marked / "state.json")]) == 2
+    assert f"Received: --metrics-json {str(marked / 'state.json')!r}" in capsys.readouterr().err
+    assert main(argv + ["--metrics-json", str(model / "run.json")]) == 2
+    assert f"is the run folder {str(model)!r}" in capsys.readouterr().err
+    assert (marked / "state.json").read_text() == "the run's state"
+    assert (model / "run.json").read_text() == "the run's record"
+
+
+def test_a_damaged_captioning_run_file_is_a_one_line_error(tmp_path, capsys):
+    from course_lib.tasks.captioning import load_run
+
+    for name in ("model.keras", "vocabulary.json"):
+        (tmp_path / name).write_text("")
+    for damaged in ('{"bleu": 1.0}', "not json", '{"settings": {"units": 4}}'):
+        (tmp_path / "run.json").write_text(damaged)  # e.g. metrics written over it: `caption` gave a KeyError traceback
+        with pytest.raises(ValueError, match="is not a usable captioning run: its run.json is damaged"):
+            load_run(tmp_path)
+
+
+@pytest.mark.parametrize("argv", [["evaluate", "transliteration", "--model"], ["transliterate", "ghar", "--model"]])
+def test_transliteration_refuses_another_tasks_run(argv, tmp_path, capsys):
+    # A translation run used to be evaluated as a transliteration model: exit 0 and meaningless scores.
+    (tmp_path / "course_run.json").write_text('{"task": "translation"}')
+    (tmp_path / "model.keras").write_text("")
+    assert main(argv + [str(tmp_path)]) == 2
+    assert f"{str(tmp_path)!r} holds a translation run (course_run.json), not a transliteration run" in (
+        capsys.readouterr().err)
+
+
 def test_claim_run_folder_marks_new_folders_and_accepts_its_own_older_runs(tmp_path):
     from course_lib.tasks.arguments import RUN_MARKER, claim_run_folder
 
@@ -207,6 +272,17 @@ def test_a_command_that_fails_after_claiming_its_folder_leaves_no_run_marker(tmp
     assert not new.exists()  # made by the claim: removed again
     assert empty.is_dir() and not any(empty.iterdir())  # the user's own folder stays, empty
     assert sorted(path.name for path in resumed.iterdir()) == ["course_run.json", "training_state.json"]
+
+
+def test_a_refused_translation_run_leaves_its_folder_as_it_was(tmp_path, capsys):
+    # course_run.json and train_data.json used to stay behind, and the folder then refused other tasks.
+    new, empty = tmp_path / "new", tmp_path / "empty"
+    empty.mkdir()
+    for folder in (new, empty):
+        assert main(["train", "translation", "--supervised-pairs", "5", "--out", str(folder)]) == 2
+        assert "Received: supervised_pairs=5, alignment_loss_weight=0" in capsys.readouterr().err
+    assert not new.exists()
+    assert not any(empty.iterdir())
 
 
 def test_special_ids_must_be_distinct_and_inside_the_vocabulary():

@@ -31,12 +31,16 @@ def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
 
     image_path = tmp_path / "shape.png"
     Image.fromarray(generate_shapes(1, seed=9).images[0]).resize((96, 96)).save(image_path)
-    overlay = tmp_path / "overlay.png"
+    overlay = tmp_path / "overlays" / "overlay.png"  # the missing folder is made (it used to fail after decoding)
     capsys.readouterr()
     assert main(["caption", "--model", str(out), str(image_path), "--overlay", str(overlay)]) == 0
     printed = capsys.readouterr().out
     assert "shape.png: " in printed and overlay.is_file() and overlay.stat().st_size > 1000
     assert main(["caption", "--model", str(out), str(tmp_path / "nope.png")]) == 2  # clear error, no crash
+    capsys.readouterr()
+    assert main(["train", "captioning", "--decoder", "attention", "--train-size", "20", "--epochs", "1",
+                 "--profile", "fast", "--out", str(out)]) == 0  # replacing the run used to say nothing
+    assert f"{out} holds an earlier captioning run; its files are replaced by this one's" in capsys.readouterr().out
 
 
 def _tiny_flickr(tmp_path):

@@ -48,10 +48,12 @@ def test_train_evaluate_classify_on_csv(tmp_path, capsys):
     assert "not valid UTF-8, read as Windows-1252 (or Latin-1" in output and ("sport" in output or "business" in output)
 
 
-def test_generated_data_reports_planted_sentence_top1(tmp_path):
+def test_generated_data_reports_planted_sentence_top1(tmp_path, capsys):
     out = tmp_path / "generated"
-    assert main(["train", "documents", "--sizes", "64,16,32", "--epochs", "1", "--encoder", "flat",
-                 "--out", str(out)]) == 0
+    for _ in range(2):  # the second run replaces the first: it used to say nothing
+        assert main(["train", "documents", "--sizes", "64,16,32", "--epochs", "1", "--encoder", "flat",
+                     "--out", str(out)]) == 0
+    assert capsys.readouterr().out.count("holds an earlier documents run; its files are replaced by this one's") == 1
     metrics_path = tmp_path / "m.json"
     assert main(["evaluate", "documents", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
     metrics = json.loads(metrics_path.read_text())

@@ -6,7 +6,7 @@ from course_lib.cli import main
 
 
 def test_cli_trains_and_saves(tmp_path, capsys):
-    path = tmp_path / "lm.keras"
+    path = tmp_path / "sub" / "lm.keras"  # a missing folder is made (it used to fail after training)
     assert main(["train", "language-model", "--cell", "gru", "--steps", "20", "--save", str(path)]) == 0
     output = capsys.readouterr().out
     assert "validation perplexity" in output and "unigram baseline" in output

@@ -25,6 +25,26 @@ def positive_int(text):
     return value
 
 
+SEED_LIMIT = 2**32  # NumPy and Keras take seeds in [0, 2**32)
+
+
+def random_seed(text):
+    """An `argparse` type for `--seed` and `--model-seed`: a whole number in [0, 2**32).
+
+    A negative seed used to fail inside NumPy or TensorFlow, some only after
+    the run's folder was claimed, with a message that named neither.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a seed, a whole number from 0 to {SEED_LIMIT - 1}, "
+                                         f"received {text!r}") from None
+    if not 0 <= value < SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a seed, a whole number from 0 to {SEED_LIMIT - 1}, "
+                                         f"received {text!r}")
+    return value
+
+
 def _finite_float(text, above_zero):
     kind = "positive" if above_zero else "non-negative"
     try:
@@ -62,18 +82,28 @@ def output_folder(text):
 
 
 def output_file(*suffixes):
-    """An `argparse` type for a file to write: not an existing folder and, when
-    `suffixes` are given, ending in one of them (`".keras"`, `".png"`...).
+    """An `argparse` type for a file to write: not an existing folder, in a
+    folder that is there or can be made (no file on the way), and, when
+    `suffixes` are given, ending in one of them (`".keras"`, `".png"`...; the
+    case counts: Keras refuses `model.KERAS`).
 
-    Checked before any work, like `output_folder`.
+    Checked before any work, like `output_folder`; the command makes the
+    missing folders when it writes.
     """
 
     def parse(text):
         if os.path.isdir(text):
             raise argparse.ArgumentTypeError(f"expected a file, received {text!r}, which is a folder")
-        if suffixes and not text.lower().endswith(suffixes):
+        if suffixes and not text.endswith(suffixes):
             raise argparse.ArgumentTypeError(
                 f"expected a file name ending in {' or '.join(suffixes)}, received {text!r}"
+            )
+        parent = Path(os.path.abspath(text)).parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent  # the nearest folder that is there: the rest can be made
+        if not parent.is_dir():
+            raise argparse.ArgumentTypeError(
+                f"expected a file in a folder, received {text!r}, but {str(parent)!r} is a file"
             )
         return text
 
@@ -173,19 +203,55 @@ def claim_run_folder(out_dir, task, own_file):
     _NEW_CLAIMS.append((folder, made_folder))
 
 
-def check_file_outside_runs(path, flag):
+def check_run_of(directory, task):
+    """Refuses to load `directory` as a run of `task` when its marker names another task.
+
+    Loaders call this before reading a run's files: a folder of another task
+    (a translation run given to `evaluate transliteration`) would otherwise
+    load, and give a meaningless answer.
+    """
+    marker = Path(directory) / RUN_MARKER
+    if marker.is_file():
+        owner = _run_owner(marker)
+        if owner != task:
+            raise ValueError(
+                f"{str(directory)!r} holds a {owner or 'different'} run ({RUN_MARKER}), not a {task} run. "
+                f"Received: --model {str(directory)!r}"
+            )
+
+
+def check_file_outside_runs(path, flag, *run_dirs):
     """Refuses to write the file `path` into a folder that holds a task's run (its marker says so).
 
-    For commands that save one file (`--save`) rather than a run folder: they
-    would otherwise replace a file of that run, e.g. its `model.keras`.
+    For commands that save one file (`--save`, `--metrics-json`) rather than a
+    run folder: they would otherwise replace a file of that run, e.g. its
+    `model.keras` or `state.json`. `run_dirs` are the runs the command reads
+    or writes (`--model`, `--out`): their folders are refused too, marker or
+    not (runs saved before the marker existed have none, and a new `--out`
+    has none yet).
     """
-    marker = Path(path).parent / RUN_MARKER
+    parent = Path(path).parent
+    marker = parent / RUN_MARKER
     if marker.is_file():
         owner = _run_owner(marker)
         raise ValueError(
-            f"{str(Path(path).parent)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there could "
+            f"{str(parent)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there could "
             f"replace one of its files. Choose a path outside it. Received: {flag} {str(path)!r}"
         )
+    for run_dir in run_dirs:
+        if parent.resolve() == Path(run_dir).resolve():
+            raise ValueError(
+                f"{str(parent)!r} is the run folder {str(run_dir)!r}; writing {flag} there could replace one of "
+                f"its files. Choose a path outside it. Received: {flag} {str(path)!r}"
+            )
+
+
+def earlier_run_note(out_dir, task, own_file):
+    """The line a training command prints when its `--out` held an earlier run of `task` (it holds
+    `own_file`), which this run replaces; None for a new folder. Read it before the run saves."""
+    if (Path(out_dir) / own_file).exists():
+        return f"{out_dir} holds an earlier {task} run; its files are replaced by this one's."
+    return None
 
 
 def release_unused_claims():

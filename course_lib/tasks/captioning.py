@@ -20,7 +20,10 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary, tokenize_caption
-from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
+from course_lib.tasks.arguments import (
+    IMAGE_SUFFIXES, check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder,
+    positive_int, random_seed,
+)
 from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK, Vocabulary
 from course_lib.training.profiles import check_ranges, current_profile, with_overrides
 
@@ -382,9 +385,16 @@ def load_run(model_dir):
     for name in ("model.keras", "vocabulary.json", RUN_FILE):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(f"{model_dir} is not a captioning run folder: {name} is missing")
+    try:
+        settings = json.loads((model_dir / RUN_FILE).read_text())["settings"]
+        settings["decoder"], settings["encoder"]  # noqa: B018  (what `evaluate` and `caption` read first)
+    except (ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{str(model_dir)!r} is not a usable captioning run: its {RUN_FILE} is damaged "
+            f"({type(error).__name__}: {error}). Train it again with `course-lib train captioning --out DIR`."
+        ) from None
     model = keras.models.load_model(model_dir / "model.keras")
     vocabulary = Vocabulary.load(model_dir / "vocabulary.json")
-    settings = json.loads((model_dir / RUN_FILE).read_text())["settings"]
     return model, vocabulary, settings
 
 
@@ -427,6 +437,7 @@ def _train_command(args):
                            images=args.images, captions=args.captions, cache_dir=args.cache_dir,
                            seed=args.seed, verbose=2, **overrides)
     metrics, captions, _ = evaluate_run(run.model, run.vocabulary, run.data["test"], run.inputs["test"], dataset)
+    replaced = earlier_run_note(args.out, "captioning", RUN_FILE)
     save_run(run, args.out, metrics)
     print(f"Trained {run.settings['decoder']} captioner ({run.settings['encoder']} encoder) on {dataset} "
           f"in {run.train_seconds:.1f} s; test: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items()
@@ -434,10 +445,14 @@ def _train_command(args):
     for caption, refs in list(zip(captions, references_of(run.data["test"])))[:3]:
         print(f"  {caption!r}  (reference: {refs[0]!r})")
     print(f"Saved to {args.out}")
+    if replaced:
+        print(replaced)
     return 0
 
 
 def _evaluate_command(args):
+    if args.metrics_json:
+        check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     model, vocabulary, settings = load_run(args.model)
     part, inputs, dataset = _evaluation_data(settings, args.images, args.captions)
     metrics, _, _ = evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=args.beam_width)
@@ -487,6 +502,7 @@ def _caption_command(args):
             print(f"The {settings['decoder']} decoder has no attention; no overlay written.")
             return 0
         overlay = Path(args.overlay)
+        overlay.parent.mkdir(parents=True, exist_ok=True)
         for index, (name, caption) in enumerate(zip(kept, captions)):
             path = overlay if len(kept) == 1 else overlay.with_name(f"{overlay.stem}_{index}{overlay.suffix}")
             words = caption.split()
@@ -516,7 +532,7 @@ def register_cli(commands):
     train.add_argument("--train-size", type=positive_int, help="number of generated training images (shapes)")
     train.add_argument("--profile", choices=("fast", "full"))
     train.add_argument("--cache-dir", help="where frozen-backbone features are cached")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=random_seed, default=0)
     train.add_argument("--out", required=True, type=output_folder, help="folder for model.keras, vocabulary.json, run.json")
     train.set_defaults(handler=_train_command)
 
@@ -532,5 +548,6 @@ def register_cli(commands):
     caption.add_argument("--model", required=True)
     caption.add_argument("images", nargs="+", metavar="IMAGE")
     caption.add_argument("--beam-width", type=positive_int, default=1)
-    caption.add_argument("--overlay", help="save each word's attention over the image to this PNG")
+    caption.add_argument("--overlay", type=output_file(*IMAGE_SUFFIXES),
+                         help="save each word's attention over the image to this PNG (or PDF, SVG, JPEG)")
     caption.set_defaults(handler=_caption_command)

@@ -20,7 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
-from course_lib.tasks.arguments import ChoicesFrom, claim_run_folder, output_file, output_folder, positive_int
+from course_lib.tasks.arguments import (
+    ChoicesFrom, check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder,
+    positive_int, random_seed,
+)
 from course_lib.training.profiles import check_ranges, pick
 
 GENERATED = "generated"
@@ -451,16 +454,21 @@ def _parse_sizes(text):
 
 def _train_command(args):
     claim_run_folder(args.out, "documents", SETTINGS_FILE)
+    replaced = earlier_run_note(args.out, "documents", SETTINGS_FILE)
     trained = train_documents(
         data=args.data, encoder=args.encoder, epochs=args.epochs, out=args.out, seed=args.seed,
         batch_size=args.batch_size, sizes=_parse_sizes(args.sizes),
     )
     metrics = {k: v for k, v in trained.metrics.items() if k in ("accuracy", "macro_f1", "planted_sentence_top1")}
     print(f"trained {args.encoder} in {trained.seconds:.1f} s; test: {json.dumps(metrics)}; saved to {args.out}")
+    if replaced:
+        print(replaced)
     return 0
 
 
 def _evaluate_command(args):
+    if args.metrics_json:
+        check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     model, pipeline, settings = load_trained(args.model)
     data = args.data if args.data is not None else settings["data"]
     sizes = tuple(settings["sizes"]) if settings.get("sizes") else None
@@ -511,7 +519,7 @@ def register_cli(commands):
                        default="han", metavar="ENCODER", help="one of: %(choices)s (default: %(default)s)")
     train.add_argument("--epochs", type=positive_int, default=None)
     train.add_argument("--batch-size", type=positive_int, default=32)
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=random_seed, default=0)
     train.add_argument("--sizes", default=None, metavar="TRAIN,VALID,TEST",
                        help="generated data only: documents per part (default by profile)")
     train.add_argument("--out", required=True, type=output_folder, help="folder for the trained model")

@@ -7,6 +7,7 @@ Used by `notebooks/01_language_model.ipynb` and by the command line:
 
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
-from course_lib.tasks.arguments import check_file_outside_runs, output_file, positive_int
+from course_lib.tasks.arguments import check_file_outside_runs, output_file, positive_int, random_seed
 from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 
@@ -140,6 +141,7 @@ def _train_command(args):
         print("  sample:", line)
     if args.save:
         replaced = os.path.exists(args.save)
+        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
         result["layer"].training_model().save(args.save)
         print(("replaced the earlier model in " if replaced else "saved ") + str(args.save))
     return 0
@@ -149,6 +151,6 @@ def register_cli(commands):
     parser = commands.train.add_parser("language-model", help="train a character-level RNN language model")
     parser.add_argument("--cell", choices=["rnn", "gru", "lstm"], default="gru")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: from the profile)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=random_seed, default=0)
     parser.add_argument("--save", default=None, type=output_file(".keras"), help="path of a .keras file to write")
     parser.set_defaults(handler=_train_command)

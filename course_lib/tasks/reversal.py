@@ -15,7 +15,9 @@ import numpy as np
 from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
-from course_lib.tasks.arguments import claim_run_folder, output_file, output_folder, positive_int
+from course_lib.tasks.arguments import (
+    check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder, positive_int, random_seed,
+)
 from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
@@ -224,6 +226,8 @@ def _command(args):
     from course_lib.training.threads import tune_for_small_cpu
 
     tune_for_small_cpu()  # about 20 % faster on a 2-core CPU; a no-op elsewhere
+    if args.metrics_json and Path(args.metrics_json).resolve() != (Path(args.out) / "metrics.json").resolve():
+        check_file_outside_runs(args.metrics_json, "--metrics-json", args.out)  # OUT/metrics.json is the default
     claim_run_folder(args.out, "reversal", MODEL_FILE)
     config = ReversalConfig.for_profile(
         steps=args.steps, seed=args.seed, attention=not args.no_attention
@@ -240,8 +244,9 @@ def _command(args):
     print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
     out = Path(args.out)  # made by claim_run_folder
     heatmap = out / "reversal_attention.png"
-    if (out / MODEL_FILE).exists():
-        print(f"\n{out} holds an earlier reversal run; its model and metrics are replaced by this one's.")
+    replaced = earlier_run_note(out, "reversal", MODEL_FILE)
+    if replaced:
+        print("\n" + replaced)
     if not config.attention and heatmap.exists():
         heatmap.unlink()  # it showed the attention of the model being replaced; this one has none
         print(f"Removed {heatmap}: the plain encoder-decoder has no attention to draw.")
@@ -281,7 +286,7 @@ def register_cli(commands):
     )
     parser.add_argument("--no-attention", action="store_true", help="train the plain encoder-decoder (option 1)")
     parser.add_argument("--steps", type=positive_int, default=None, help="training steps (default: 2500, or 500 when COURSE_PROFILE=fast)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=random_seed, default=0)
     parser.add_argument("--out", default="runs/reversal", type=output_folder,
                         help="folder for the heat map, model and metrics")
     parser.add_argument("--metrics-json", default=None, type=output_file(),

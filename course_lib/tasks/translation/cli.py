@@ -6,9 +6,10 @@ from pathlib import Path
 from course_lib.data import hindi_english
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    claim_run_folder, non_negative_float, output_file, output_folder, positive_float, positive_int,
+    check_file_outside_runs, claim_run_folder, non_negative_float, output_file, output_folder, positive_float,
+    positive_int, random_seed,
 )
-from course_lib.tasks.translation.config import TranslationConfig
+from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import train
 from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint
@@ -43,7 +44,6 @@ def _split_command(args):
 
 
 def _train_command(args):
-    claim_run_folder(args.out, "translation", STATE_FILE)
     config = TranslationConfig.for_profile(
         direction=args.direction, epochs=args.epochs, seed=args.seed, max_train=args.max_train,
         units=args.units, embedding_dim=args.embedding_dim, batch_size=args.batch_size,
@@ -52,6 +52,8 @@ def _train_command(args):
     )
     if args.no_attention:
         config.attention = False
+    config.check()  # before the folder is claimed and train_data.json written: a refused run leaves nothing
+    claim_run_folder(args.out, "translation", STATE_FILE)
     if args.train:
         train_pairs = _read_pairs(args.train)
         valid_pairs = _read_pairs(args.valid) if args.valid else None
@@ -60,11 +62,14 @@ def _train_command(args):
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
     resuming = has_checkpoint(args.out)
+    saved_config = json.loads((Path(args.out) / STATE_FILE).read_text())["config"] if resuming else {}
     if resuming:
-        check_resume_keeps(args.out, json.loads((Path(args.out) / STATE_FILE).read_text())["config"], {
+        check_resume_keeps(args.out, saved_config, {
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
             "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
         })
+    check_supervision(config.supervised_pairs,  # the model's weight: a resumed run keeps its own
+                      saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight)
     source_path = Path(args.out) / TRAIN_DATA_FILE
     if source_path.exists() and resuming:
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
@@ -83,6 +88,8 @@ def _train_command(args):
 
 
 def _evaluate_command(args):
+    if args.metrics_json:
+        check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     translator = Translator.load(args.model)
     if args.test:
         pairs = _read_pairs(args.test)
@@ -134,7 +141,7 @@ def register_cli(commands):
                         help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
     parser.add_argument("--supervised-pairs", type=positive_int, default=None,
                         help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=random_seed, default=0)
     parser.add_argument("--out", required=True, type=output_folder, help="model folder (resumes when it holds a checkpoint)")
     parser.set_defaults(handler=_train_command)
 
@@ -144,7 +151,7 @@ def register_cli(commands):
                     "80 / 10 / 10 %, and writes them in the file's own format.")
     parser.add_argument("file", help="Tatoeba/Anki file (English<TAB>Hindi<TAB>attribution), path, zip or URL")
     parser.add_argument("--out", required=True, type=output_folder, help="folder for train.txt, valid.txt and test.txt")
-    parser.add_argument("--seed", type=int, default=0, help="shuffling seed (the docs' figures use 0)")
+    parser.add_argument("--seed", type=random_seed, default=0, help="shuffling seed (the docs' figures use 0)")
     parser.set_defaults(handler=_split_command)
 
     parser = commands.evaluate.add_parser("translation", help="BLEU/chrF of a trained translator")

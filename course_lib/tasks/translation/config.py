@@ -53,6 +53,15 @@ class TranslationConfig:
                      positive=("learning_rate",), non_negative=("alignment_loss_weight",))
 
 
+def check_supervision(supervised_pairs, alignment_loss_weight):
+    """Refuses `supervised_pairs` for a model whose attention is not supervised (`alignment_loss_weight` 0)."""
+    if supervised_pairs is not None and not alignment_loss_weight:
+        raise ValueError(
+            "`supervised_pairs` limits the supervision of attention, which is off. "
+            f"Received: supervised_pairs={supervised_pairs}, alignment_loss_weight=0"
+        )
+
+
 def languages(direction):
     hindi_english.check_direction(direction)
     return direction.split("-")

@@ -4,6 +4,7 @@ import os
 import time
 
 from course_lib.data import hindi_english
+from course_lib.tasks.translation.config import check_supervision
 from course_lib.tasks.translation.data import build_vocabularies, encode_pairs, oracle_alignments
 from course_lib.tasks.translation.translator import Translator, build_model, has_checkpoint
 
@@ -69,11 +70,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
             print(f"Already trained for {translator.epochs_done} epochs (asked {config.epochs}); nothing to do.")
         return translator, 0.0
     inputs, target_out = encode_pairs(train_pairs, config.direction, translator.source_vocab, translator.target_vocab)
-    if config.supervised_pairs is not None and not translator.model.alignment_loss_weight:
-        raise ValueError(
-            "`supervised_pairs` limits the supervision of attention, which is off. "
-            f"Received: supervised_pairs={config.supervised_pairs}, alignment_loss_weight=0"
-        )
+    check_supervision(config.supervised_pairs, translator.model.alignment_loss_weight)
     if translator.model.alignment_loss_weight:
         inputs["alignment"] = oracle_alignments(train_pairs, config.direction, inputs)
         if config.supervised_pairs is not None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    claim_run_folder, non_negative_float, output_file, output_folder, positive_float, positive_int,
+    check_file_outside_runs, claim_run_folder, non_negative_float, output_file, output_folder, positive_float,
+    positive_int, random_seed,
 )
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig
 from course_lib.tasks.transliteration.data import generated_splits, load_pairs
@@ -106,6 +107,8 @@ def _train_command(args):
 
 
 def _evaluate_command(args):
+    if args.metrics_json:
+        check_file_outside_runs(args.metrics_json, "--metrics-json", *args.model, *(args.rerank_with or []))
     model, source_vocab, target_vocab, state = load_ensemble(args.model)
     if args.test:
         pairs = load_pairs(args.test)
@@ -178,7 +181,7 @@ def register_cli(commands):
     train_parser.add_argument("--embedding-dim", type=positive_int)
     train_parser.add_argument("--learning-rate", type=positive_float)
     train_parser.add_argument("--no-attention", action="store_true", help="plain decoder, for comparison")
-    train_parser.add_argument("--model-seed", type=int,
+    train_parser.add_argument("--model-seed", type=random_seed,
                               help="seed of the initial weights and batch order (train ensemble members with different ones)")
     train_parser.add_argument("--direction", choices=DIRECTIONS,
                               help="native-roman trains the reverse model used by `evaluate --rerank-with`")

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from course_lib.compiling import training_jit_compile
+from course_lib.tasks.arguments import check_run_of
 from course_lib.tasks.transliteration.config import TransliterationConfig
 from course_lib.tasks.transliteration.data import build_vocabularies, encode_pairs, noise_transform
 
@@ -107,6 +108,7 @@ def load_run(model_dir):
     from course_lib.text.vocabulary import Vocabulary
 
     model_dir = Path(model_dir)
+    check_run_of(model_dir, "transliteration")
     if not (model_dir / MODEL_FILE).exists():
         raise FileNotFoundError(
             f"No trained transliteration model in {os.fspath(model_dir)!r} (expected {MODEL_FILE}); "
