@@ -235,7 +235,7 @@ def test_transliteration_refuses_another_tasks_run(argv, tmp_path, capsys):
     (tmp_path / "course_run.json").write_text('{"task": "translation"}')
     (tmp_path / "model.keras").write_text("")
     assert main(argv + [str(tmp_path)]) == 2
-    assert f"{str(tmp_path)!r} holds a translation run (course_run.json), not a transliteration run" in (
+    assert f"{str(tmp_path)!r} holds a translation run (course_run.json); not a transliteration run" in (
         capsys.readouterr().err)
 
 

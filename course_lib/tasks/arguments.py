@@ -183,13 +183,7 @@ def claim_run_folder(out_dir, task, own_file):
     """
     folder = Path(out_dir)
     marker = folder / RUN_MARKER
-    if marker.is_file():
-        owner = _run_owner(marker)
-        if owner != task:
-            raise ValueError(
-                f"{str(out_dir)!r} holds a {owner or 'different'} run ({RUN_MARKER}); a {task} run would overwrite "
-                f"it. Choose another --out. Received: --out {str(out_dir)!r}"
-            )
+    if check_run_of(out_dir, task, "--out", f"a {task} run would overwrite it. Choose another --out"):
         return
     if folder.is_dir() and any(folder.iterdir()) and not (folder / own_file).exists():
         found = sorted(path.name for path in folder.iterdir())
@@ -203,21 +197,33 @@ def claim_run_folder(out_dir, task, own_file):
     _NEW_CLAIMS.append((folder, made_folder))
 
 
-def check_run_of(directory, task):
-    """Refuses to load `directory` as a run of `task` when its marker names another task.
+def check_run_of(directory, task, flag="--model", consequence=None):
+    """Refuses `directory` as a run of `task` when its marker names another task.
 
     Loaders call this before reading a run's files: a folder of another task
     (a translation run given to `evaluate transliteration`) would otherwise
-    load, and give a meaningless answer.
+    load, and give a meaningless answer. `claim_run_folder` calls it before
+    writing one.
+
+    Args:
+        directory: the run folder.
+        task: the task's name.
+        flag: the option that named the folder, for the message.
+        consequence: what would go wrong, for the message (default: "not a <task> run").
+
+    Returns:
+        True when the folder is marked as a run of `task`, False when it has no marker.
     """
     marker = Path(directory) / RUN_MARKER
-    if marker.is_file():
-        owner = _run_owner(marker)
-        if owner != task:
-            raise ValueError(
-                f"{str(directory)!r} holds a {owner or 'different'} run ({RUN_MARKER}), not a {task} run. "
-                f"Received: --model {str(directory)!r}"
-            )
+    if not marker.is_file():
+        return False
+    owner = _run_owner(marker)
+    if owner != task:
+        raise ValueError(
+            f"{str(directory)!r} holds a {owner or 'different'} run ({RUN_MARKER}); "
+            f"{consequence or f'not a {task} run'}. Received: {flag} {str(directory)!r}"
+        )
+    return True
 
 
 def check_file_outside_runs(path, flag, *run_dirs):
