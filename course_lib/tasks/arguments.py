@@ -37,9 +37,8 @@ def random_seed(text):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a seed, a whole number from 0 to {SEED_LIMIT - 1}, "
-                                         f"received {text!r}") from None
-    if not 0 <= value < SEED_LIMIT:
+        value = None
+    if value is None or not 0 <= value < SEED_LIMIT:
         raise argparse.ArgumentTypeError(f"expected a seed, a whole number from 0 to {SEED_LIMIT - 1}, "
                                          f"received {text!r}")
     return value

@@ -387,7 +387,8 @@ def load_run(model_dir):
             raise FileNotFoundError(f"{model_dir} is not a captioning run folder: {name} is missing")
     try:
         settings = json.loads((model_dir / RUN_FILE).read_text())["settings"]
-        settings["decoder"], settings["encoder"]  # noqa: B018  (what `evaluate` and `caption` read first)
+        if not {"decoder", "encoder"} <= set(settings):  # what `evaluate` and `caption` read first
+            raise KeyError("decoder, encoder")
     except (ValueError, KeyError, TypeError) as error:
         raise ValueError(
             f"{str(model_dir)!r} is not a usable captioning run: its {RUN_FILE} is damaged "
