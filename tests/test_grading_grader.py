@@ -676,6 +676,20 @@ def test_a_submission_that_makes_the_outputs_unwritable_does_not_cost_the_batch(
     assert any(f"it is in {feedback_folder}" in line for line in warnings), warnings
 
 
+def test_grading_into_an_existing_csv_keeps_the_earlier_grades(tmp_path):
+    # `grade --out grades.csv` replaced an earlier batch's grades without a word.
+    out = tmp_path / "grades.csv"
+    out.write_text("submission,total\nearlier,9\n")
+    submission = tmp_path / "late.ipynb"
+    submission.write_text("not a notebook")
+    lines = []
+    grader.grade("A1", [submission], out=out, progress=lines.append)
+    [kept] = tmp_path.glob("grades-*.csv")
+    assert kept.read_text() == "submission,total\nearlier,9\n"
+    assert [row["submission"] for row in csv.DictReader(out.open())] == ["late"]
+    assert any(line == f"{out} held earlier grades: kept as {kept}" for line in lines), lines
+
+
 def test_every_file_of_course_lib_and_the_hidden_tests_is_fingerprinted(tmp_path):
     # Edits to course_lib/grading/checks/ (which kernels import) went unnoticed: only grading/*.py was checked.
     files = grader.protected_files()

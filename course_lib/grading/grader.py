@@ -713,6 +713,10 @@ def grade(
             "Timeouts and the memory limit must be positive. Received: "
             f"cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
         )
+    if out and Path(out).is_file():  # an earlier batch's grades are kept, never silently replaced
+        kept = _time_stamped(out)
+        os.replace(out, kept)
+        progress(f"{out} held earlier grades: kept as {kept}")
     inputs, expected = hidden_inputs(assignment)
     handed_out = handed_out_cells(assignment)
     payload = harvest.payload(assignment, inputs)  # sent inside the hidden-test code, never written to a file
@@ -836,7 +840,9 @@ def register_cli(commands):
     )
     parser.add_argument("assignment", help="A1, A1_bahdanau_attention, ... or a hidden-test .py file")
     parser.add_argument("submissions", nargs="+", help="submitted .ipynb files")
-    parser.add_argument("--out", type=output_file(), help="CSV file: one row per submission, points per question and total")
+    parser.add_argument("--out", type=output_file(),
+                        help="CSV file: one row per submission, points per question and total "
+                             "(an existing one is kept as a time-stamped copy)")
     parser.add_argument("--feedback", type=output_folder, help="folder for one feedback file per submission")
     parser.add_argument("--timeout", type=positive_float, metavar="S",
                         help="seconds per cell (default: the assignment's, see below)")
