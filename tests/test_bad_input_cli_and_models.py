@@ -360,3 +360,10 @@ def test_a_size_of_zero_is_refused_not_taken_for_the_default(build, received):
     # 0 used to be replaced by the default size (`attention_units or units`), and pad_id 1.5 was accepted.
     with pytest.raises(ValueError, match=f"must be a whole number >= [01]. Received: {received}"):
         build()
+
+
+def test_a_rerank_weight_without_a_reranker_is_refused(tmp_path, capsys):
+    # It used to be ignored without a word.
+    assert main(["evaluate", "transliteration", "--model", str(tmp_path), "--rerank-weight", "0.5"]) == 2
+    assert "--rerank-weight weighs the models of --rerank-with, which were not given. Received: --rerank-weight 0.5" \
+        in capsys.readouterr().err

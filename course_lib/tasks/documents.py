@@ -528,7 +528,7 @@ def register_cli(commands):
     evaluate = commands.evaluate.add_parser("documents", help="evaluate a trained document classifier")
     evaluate.add_argument("--model", required=True, help="folder written by `train documents`")
     evaluate.add_argument("--data", default=None, help="BBC folder, CSV or 'generated' (default: the training data)")
-    evaluate.add_argument("--split", default="test", help="test (default), valid, train or all")
+    evaluate.add_argument("--split", default="test", help="test (default), valid, train, or all (real data only)")
     evaluate.add_argument("--metrics-json", default=None, type=output_file(), help="write the metrics here")
     evaluate.set_defaults(handler=_evaluate_command)
 

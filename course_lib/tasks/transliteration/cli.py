@@ -107,6 +107,9 @@ def _train_command(args):
 
 
 def _evaluate_command(args):
+    if args.rerank_weight is not None and not args.rerank_with:
+        raise ValueError("--rerank-weight weighs the models of --rerank-with, which were not given. "
+                         f"Received: --rerank-weight {args.rerank_weight}")
     if args.metrics_json:
         check_file_outside_runs(args.metrics_json, "--metrics-json", *args.model, *(args.rerank_with or []))
     model, source_vocab, target_vocab, state = load_ensemble(args.model)
