@@ -119,6 +119,8 @@ def test_command_line_assign_check_links_and_grade(tmp_path, capsys):
     assert main(["assign", "--links"]) == 0
     links = capsys.readouterr().out
     assert "https://colab.research.google.com/github/" in links and "/assignments/A1_bahdanau_attention.ipynb" in links
+    assert main(["assign", "--links", str(tmp_path / "nope.ipynb")]) == 2  # it printed a link to nothing
+    assert f"No such solution notebook: {tmp_path / 'nope.ipynb'}" in capsys.readouterr().err
     junk = tmp_path / "junk.ipynb"
     junk.write_text("not json")
     out = tmp_path / "grades.csv"

@@ -211,14 +211,15 @@ def _assign_command(args):
         paths = solution_notebooks()
     if not paths:
         raise FileNotFoundError("No solution notebooks found (solutions/*.ipynb).")
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:  # before --links too, which printed a link for a notebook that does not exist
+        raise FileNotFoundError(f"No such solution notebook: {', '.join(missing)}")
     if args.links:
         for name, link in colab_links(paths).items():
             print(f"{name}: {link}")
         return 0
     stale = []
     for path in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"No such solution notebook: {path}")
         if args.check:
             reasons = stale_reasons(path)
             if reasons:
