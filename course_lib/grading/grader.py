@@ -260,7 +260,6 @@ def run_submission(notebook, batch_dir, settings, payload):
     """
     import nbformat
 
-    check_installation()
     job_dir = Path(tempfile.mkdtemp(prefix="submission-", dir=batch_dir))
     workdir, private = job_dir / "work", job_dir / "private"
     workdir.mkdir()
@@ -349,6 +348,7 @@ def run_notebook(path, cell_timeout=120, notebook_timeout=600, stop_on_error=Fal
     With `stop_on_error=True` execution stops at the first failing cell, the
     way a student meets the first unfinished exercise.
     """
+    check_installation()
     notebook, reason = read_submission(path)
     if notebook is None:
         raise ValueError(f"{path}: {reason}")
