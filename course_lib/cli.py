@@ -10,6 +10,7 @@ them. `commands.root` takes new top-level verbs (`reversal`, `translate`,
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         result = args.handler(args)
+        sys.stdout.flush()  # a reader that went away shows up here, not as a traceback at exit
+    except BrokenPipeError:  # `course-lib assign --links | head -1`: stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        result = 1
     except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
         print(f"course-lib: error: {error}", file=sys.stderr)
         result = 2

@@ -83,3 +83,13 @@ def test_choices_kept_in_a_library_module_still_check_and_show(capsys):
     with pytest.raises(SystemExit):
         main(["train", "documents", "--help"])
     assert "--encoder ENCODER     one of: han, plain, flat (default: han)" in capsys.readouterr().out
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    # `course-lib assign --links | head -1`: the pipe closes before the command writes.
+    command = subprocess.Popen([sys.executable, "-m", "course_lib", "assign", "--links"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command.stdout.close()
+    error = command.stderr.read()
+    assert command.wait(timeout=60) == 1
+    assert error == "", error  # no "Broken pipe" error line, no traceback at exit
