@@ -169,6 +169,30 @@ def test_own_figures_keep_title_and_labels_inside_for_a_plain_savefig():
     plt.close(ax.figure)
 
 
+@pytest.mark.parametrize("rows, columns", [(7, 6), (30, 12), (5, 20)])
+def test_colour_bar_spans_the_heat_map_from_top_to_bottom(rows, columns):
+    weights = np.full((rows, columns), 1.0 / columns)
+    ax = attention_heatmap(weights, [str(j) for j in range(columns)], [str(t) for t in range(rows)], title="t")
+    ax.figure.canvas.draw()  # constrained layout places the bar at drawing time
+    heat_map, bar = ax.get_window_extent(), ax.figure.axes[-1].get_window_extent()
+    assert abs(bar.y0 - heat_map.y0) < 2 and abs(bar.y1 - heat_map.y1) < 2, (heat_map, bar)
+    assert 5 < bar.width < 0.3 * ax.figure.dpi, bar.width  # a bar, not a sliver or a slab
+    plt.close(ax.figure)
+
+
+def test_grid_colour_bars_span_their_row_after_the_layout():
+    examples = [(np.full((n + 1, n), 1.0 / n), [str(j) for j in range(n)], [str(t) for t in range(n + 1)])
+                for n in (4, 6, 8, 5, 9)]
+    figure = attention_grid(examples, ncols=3)
+    figure.canvas.draw()
+    bars = [ax for ax in figure.axes if ax.get_label() == "<colorbar>"]
+    assert len(bars) == 2  # one per row
+    for bar, heat_map in zip(bars, (figure.axes[2], figure.axes[4])):  # beside each row's last heat map
+        heat_map, bar = heat_map.get_window_extent(), bar.get_window_extent()
+        assert abs(bar.y0 - heat_map.y0) < 2 and abs(bar.y1 - heat_map.y1) < 2, (heat_map, bar)
+    plt.close(figure)
+
+
 def test_heatmap_title_uses_the_devanagari_font_and_nan_is_refused():
     font = devanagari_font()
     ax = attention_heatmap(np.eye(2), ["a", "b"], ["क", "ख"], title="देवनागरी", fontproperties=font)

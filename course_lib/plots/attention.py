@@ -7,6 +7,10 @@ import numpy as np
 from course_lib.plots.fonts import width_in_axes
 
 
+COLORBAR_FRACTION = 0.046  # the share of the axes' width given to the colour bar
+COLORBAR_WIDTH_INCHES = 0.16
+
+
 def _pyplot():
     import matplotlib.pyplot as plt
 
@@ -82,8 +86,20 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             font["fontproperties"].set_size(_pyplot().rcParams["axes.titlesize"])
         ax.set_title(title, pad=28, **font)
     if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="alpha")
+        ax.figure.colorbar(image, ax=ax, fraction=COLORBAR_FRACTION, pad=0.04, aspect=colorbar_aspect(ax),
+                           label="alpha")
     return ax
+
+
+def colorbar_aspect(ax):
+    """The length/width ratio that makes a colour bar as tall as `ax`, and at most COLORBAR_WIDTH_INCHES wide.
+
+    With Matplotlib's fixed ratio of 20 the bar stopped short of a tall heat map's top and bottom rows. A
+    layout that resizes `ax` afterwards (`tight_layout`) should set the ratio again.
+    """
+    box = ax.get_position()
+    width_inches = min(COLORBAR_FRACTION * box.width * ax.figure.get_figwidth(), COLORBAR_WIDTH_INCHES)
+    return box.height * ax.figure.get_figheight() / width_inches
 
 
 def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75):
