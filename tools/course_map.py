@@ -21,6 +21,7 @@ on a Colab GPU. A time is only written once someone measured it; "not
 measured" says so.
 """
 
+import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,11 +150,14 @@ def render(entries=ENTRIES, root=ROOT):
 
 
 def main(argv=None, root=ROOT):
-    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if the map, a set-up cell or a Colab runtime is out of date")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     document = Path(root) / "docs" / "course_map.md"
     text = render(root=root)
     notebooks = course_repository.notebooks_with_setup_cells(root)
-    if "--check" in argv:
+    if args.check:
         status = 0
         current = document.read_text() if document.exists() else ""
         if current != text:
