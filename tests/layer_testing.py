@@ -8,6 +8,8 @@ constructor arguments and example call inputs, it checks
   * `.keras` save and load of a model around the layer, identical outputs,
   * training: every trainable weight receives a finite, non-zero gradient
     and a few optimizer steps lower a simple loss,
+  * freezing: `trainable=False` in the constructor leaves no trainable weight,
+    not even in the sub-layers,
   * masking (optional): padding appended to the inputs changes no output.
 
 It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
@@ -139,6 +141,12 @@ def run_layer_test(
         _, step_gradients = value_and_gradients(loss_value, layer.trainable_weights)
         optimizer.apply_gradients(zip(step_gradients, layer.trainable_weights))
     assert float(loss_value()) < float(first), "five optimizer steps did not lower the loss"
+
+    # Frozen: `trainable=False` given to the constructor reaches every weight, the sub-layers' too.
+    frozen = layer_cls(**init_kwargs, trainable=False)
+    frozen_model = keras.Model(inputs, frozen(**inputs))
+    assert frozen_model.weights and not frozen_model.trainable_weights, (
+        f"{layer_cls.__name__}(trainable=False) still trains {[w.path for w in frozen_model.trainable_weights]}")
 
     # Masking.
     if padding_check is not None:

@@ -112,3 +112,13 @@ def test_a_models_config_holds_every_constructor_argument(kind):
     """A model saved as `.keras` is rebuilt from its config: an argument left out comes back as its default."""
     model_cls, arguments = CONFIGURED_MODELS[kind]
     check_config_holds_arguments(model_cls, arguments, model_cls(**arguments).get_config())
+
+
+# The language model is a layer: `run_layer_test` freezes it.
+@pytest.mark.parametrize("kind", [kind for kind in CONFIGURED_MODELS if kind != "language model"])
+def test_a_frozen_model_has_no_trainable_weight_left(kind):
+    """An outer model trains every weight whose own flag says trainable, whatever the frozen model says."""
+    model_cls, arguments = CONFIGURED_MODELS[kind]
+    frozen = model_cls(**arguments, trainable=False)
+    frozen.build()  # by example: every sub-layer
+    assert frozen.weights and not [weight.path for weight in frozen.weights if weight.trainable]

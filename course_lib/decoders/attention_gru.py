@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 
-from course_lib.recurrence import scan
-
 from course_lib.layers.bahdanau_attention import BahdanauAttention
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_mask
+from course_lib.recurrence import scan
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -101,6 +101,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
         self.seed_generator = keras.random.SeedGenerator(seed)
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, target_inputs_shape, encoder_outputs_shape):
         batch, value_dim = encoder_outputs_shape[0], encoder_outputs_shape[-1]

@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_decoder_inputs, check_initial_state
 
 
@@ -51,6 +52,7 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.gru = keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru")
         # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):
         batch, length = target_inputs_shape[0], target_inputs_shape[1]

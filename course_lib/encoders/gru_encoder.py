@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
 
 
@@ -74,6 +75,7 @@ class GRUEncoder(keras.layers.Layer):
             if self.uses_bridge
             else None
         )
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, source_shape):
         self.embedding.build(source_shape)

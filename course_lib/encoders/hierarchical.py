@@ -17,6 +17,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
 
 
@@ -235,6 +236,7 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
             directions * sentence_units if attention_units is None else attention_units,
             context_name="u_s", dtype=self.dtype_policy, name="sentence_attention",
         )
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, documents_shape):
         self._check_shape(documents_shape)
@@ -331,6 +333,7 @@ class HierarchicalEncoder(_HierarchyBase):
         self.sentence_rnn = _make_gru(
             sentence_units, self.bidirectional, "sentence_gru", return_state=True, dtype=self.dtype_policy
         )
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, documents_shape):
         self._check_shape(documents_shape)

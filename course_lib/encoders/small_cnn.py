@@ -3,6 +3,7 @@
 import keras
 from keras import ops
 
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count
 
 
@@ -70,6 +71,7 @@ class SmallCNNEncoder(keras.layers.Layer):
             else None
         )
         self.fc_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def feature_grid(self, image_size):
         """`(H, W)` of the map for square images of side `image_size`."""

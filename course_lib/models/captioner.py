@@ -10,6 +10,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import beam_search, check_beam_options
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
@@ -158,6 +159,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 if decoder == "option1" else None
             )
         self._decode_functions = {}
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     # -- inputs -----------------------------------------------------------------
 

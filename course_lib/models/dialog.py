@@ -19,6 +19,7 @@ from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_range
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
@@ -66,6 +67,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 vocab_size, embedding_dim, units, option=1, dtype=self.dtype_policy, name="decoder"
             )
         self._greedy_functions = {}  # max_length -> compiled greedy decoder
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def encode(self, context, training=None):
         """Returns `(utterance_states, s_0, utterance_mask, encoded)`."""

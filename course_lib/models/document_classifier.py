@@ -20,6 +20,7 @@ from course_lib.encoders.hierarchical import (
     document_masks,
 )
 from course_lib.layers.attention_pooling import AttentionPooling
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_token_range, run_recurrent
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -61,6 +62,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
             2 * units if attention_units is None else attention_units, context_name="u_w",
             dtype=self.dtype_policy, name="attention",
         )
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     @property
     def output_dim(self):
@@ -176,6 +178,7 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self._compiled_explain = None
         # V and b of P(y | document) = softmax(V s + b), in float32 under any policy.
         self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="classifier")
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def encode(self, documents, training=None):
         """A dict: `document` `(batch, D)`, and the weights the encoder has

@@ -11,6 +11,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_ids, check_token_range
 from course_lib.recurrence import scan
 
@@ -63,6 +64,7 @@ class RNNLanguageModel(keras.layers.Layer):
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # U x_t
         self.rnn = CELLS[cell](units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")  # V, c
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, tokens_shape):
         batch = tokens_shape[0]

@@ -10,6 +10,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.beam import beam_search_model, check_beam_options, check_source
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
+from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_token_ids
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
@@ -135,6 +136,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 target_vocab_size, embedding_dim, units, option=option, dtype=self.dtype_policy, name="decoder"
             )
         self._greedy_compiled = None
+        pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     # -- forward passes ---------------------------------------------------------
 
