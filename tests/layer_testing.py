@@ -2,7 +2,7 @@
 
 Modelled on Keras's own `run_layer_test`: given a layer class, its
 constructor arguments and example call inputs, it checks
-  * output shapes,
+  * output shapes, and the same shapes from a symbolic call on `keras.Input`s,
   * `get_config` holds every constructor argument, with the value given,
   * `get_config` / `from_config` round trip with identical outputs,
   * `.keras` save and load of a model around the layer, identical outputs,
@@ -113,6 +113,9 @@ def run_layer_test(
         for name, value in call_kwargs.items()
     }
     model = keras.Model(inputs, layer(**inputs))
+    # Symbolic shapes: every size the inputs fix (all but the batch) is known, and right, before any data.
+    symbolic = [tuple(output.shape[1:]) for output in model.outputs]
+    assert symbolic == [o.shape[1:] for o in outputs], f"symbolic shapes {symbolic}, real {[o.shape for o in outputs]}"
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "layer.keras")
         model.save(path)

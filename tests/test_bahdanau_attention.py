@@ -209,6 +209,18 @@ def test_units_must_not_be_a_bool():
         BahdanauAttention(True)
 
 
+def test_units_may_be_a_numpy_integer_but_not_a_fraction():
+    assert BahdanauAttention(np.int64(6)).units == 6
+    with pytest.raises(ValueError, match="whole number >= 1. Received: units=2.5"):
+        BahdanauAttention(2.5)
+
+
+def test_project_keys_before_the_layer_has_weights_says_what_to_do():
+    _, values = _inputs()
+    with pytest.raises(ValueError, match=r"call the layer once.*Received: values.shape=\(3, 7, 5\)"):
+        BahdanauAttention(8).project_keys(values)
+
+
 def test_bahdanau_attention_reads_the_keras_mask_that_values_carry():
     """In a functional model the padding of `values` arrives as Keras's implicit mask, not as `mask=`."""
     keras.utils.set_random_seed(0)

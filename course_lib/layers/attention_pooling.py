@@ -12,7 +12,7 @@ for a class), so the query is a learned vector `u`: `u_w` at the word level,
 import keras
 from keras import ops
 
-from course_lib.layers.masking import check_mask, masked_softmax
+from course_lib.layers.masking import check_count, check_mask, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -55,11 +55,10 @@ class AttentionPooling(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(f"`units` must be a positive integer. Received: units={units!r}")
+        check_count(units, "units")
         if not isinstance(context_name, str) or not context_name:
             raise ValueError(f"`context_name` must be a non-empty string. Received: context_name={context_name!r}")
-        self.units = units
+        self.units = int(units)
         self.context_name = context_name
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         if context_initializer is None:

@@ -8,7 +8,7 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import NEGATIVE_SCORE, check_mask, check_same_batch, masked_softmax
+from course_lib.layers.masking import NEGATIVE_SCORE, check_count, check_mask, check_same_batch, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -49,9 +49,8 @@ class BahdanauAttention(keras.layers.Layer):
 
     def __init__(self, units, use_bias=False, kernel_initializer="glorot_uniform", **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(f"`units` must be a positive integer. Received: units={units}")
-        self.units = units
+        check_count(units, "units")
+        self.units = int(units)
         self.use_bias = use_bias
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.supports_masking = True
@@ -85,6 +84,12 @@ class BahdanauAttention(keras.layers.Layer):
 
         Compute it once per source batch and pass it to every decoder step.
         """
+        if not self.built:  # `W_att` is made with `U_att`, whose size only the query tells
+            raise ValueError(
+                "`project_keys` needs the layer's weights: call the layer once, or "
+                "`build(query_shape, values_shape)`, first. "
+                f"Received: values.shape={values.shape} for an unbuilt layer"
+            )
         self._check_values(values)
         keys = ops.matmul(values, self.key_kernel)  # (batch, src_len, units)
         if self.bias is not None:
