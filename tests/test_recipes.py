@@ -66,3 +66,9 @@ def test_unknown_recipe():
     with pytest.raises(ValueError, match="Unknown recipe"):
         build_recipe("weather_forecast")
     assert len(RECIPES) >= 9
+
+
+def test_option_2_card_says_the_decoder_starts_from_zero():
+    """The lecture's option 2 keeps s_0 = h_T; the course's starts from a zero state, and its card says so."""
+    recipe = build_recipe("textual_entailment")
+    assert recipe.card.decoder.startswith("s_0 = 0,"), recipe.card.decoder

@@ -177,7 +177,7 @@ def _seq2seq_recipe(name, task, data, sizes, kind, source_length, target_length,
             ("V, b", "output layer", dense_count(sizes.units, sizes.vocab_size)),
         ]
     else:
-        decoder = RNN_DECODER if option == 1 else "s_t = RNN(s_{t-1}, [e(y_{t-1}); h_T]) (option 2), softmax(V s_t + b)"
+        decoder = RNN_DECODER if option == 1 else "s_0 = 0, s_t = RNN(s_{t-1}, [e(y_{t-1}); h_T]) (option 2), softmax(V s_t + b)"
         parameters = "U_dec, V, W_dec, U_enc, W_enc, b"
         terms += _plain_decoder_terms(sizes, option)
     card = RecipeCard(
