@@ -163,7 +163,7 @@ def oracle_weights(gold_links, target_length, source_length):
 def attention_supervision_loss(oracle, alignments):
     """Squared error between oracle and predicted attention weights.
 
-    `L_att = (1/N) sum_{t with links} sum_j (alpha_true_tj - alpha_tj)^2`, the
+    `L_att = (1/N) sum_{t with links} sum_j (alpha_true_jt - alpha_jt)^2`, the
     loss the lecture would add to the translation loss if the true weights
     were known during training; `N` counts target steps that have gold links.
 

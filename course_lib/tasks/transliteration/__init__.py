@@ -1,7 +1,7 @@
 """Transliteration: Roman letters in, Devanagari letters out, with attention.
 
 A character-level sequence-to-sequence model: a bidirectional GRU encoder
-reads the roman word ("hindi"), the bridge `s_0 = tanh(W [h_fwd; h_bwd])`
+reads the roman word ("hindi"), the bridge `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b_bridge)`
 starts the attentional GRU decoder, whose output layer reads
 `[s_t; c_t; e(y_{t-1})]` (deep output), and the decoder writes Devanagari
 code points ("ह", "ि", "ं", "द", "ी") until `<stop>`.
