@@ -87,6 +87,7 @@ def run_layer_test(
     Returns:
         The layer, built, for further checks.
     """
+    keras.utils.set_random_seed(0)  # an unlucky draw can leave a ReLU layer dead, with zero gradients
     layer = layer_cls(**init_kwargs)
     outputs = _numpy(_call(layer, call_kwargs))
 

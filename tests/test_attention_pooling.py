@@ -29,9 +29,11 @@ def make_inputs(seed=0, batch=3, length=5, dim=4):
 def test_matches_numpy_reference():
     values, mask = make_inputs()
     layer = AttentionPooling(6, context_name="u_s")
+    layer(values, mask=mask)
+    assert [w.name for w in layer.weights] == ["W_s", "b_s", "u_s"]
+    layer.weights[1].assign(np.random.default_rng(1).normal(size=6))  # b_s starts at zero: test it at a real value
     pooled, weights = layer(values, mask=mask)
     kernel, bias, context = [w.numpy() for w in layer.weights]
-    assert [w.name for w in layer.weights] == ["W_s", "b_s", "u_s"]
     ref_pooled, ref_weights = numpy_pooling(values, kernel, bias, context, mask)
     np.testing.assert_allclose(np.asarray(weights), ref_weights, atol=1e-6)
     np.testing.assert_allclose(np.asarray(pooled), ref_pooled, atol=1e-5)

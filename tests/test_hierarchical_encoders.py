@@ -93,6 +93,9 @@ def test_han_sentence_weights_follow_the_equations():
     """alpha_i = softmax_i(u_i^T u_s) with u_i = tanh(W_s h_i + b_s), on the sentence states."""
     documents = make_documents()
     encoder = HierarchicalAttentionEncoder(VOCAB, 6, 5, 4)
+    encoder.encode(documents)
+    bias = encoder.sentence_attention.weights[1]  # b_s starts at zero: test it at a real value
+    bias.assign(np.random.default_rng(1).normal(size=bias.shape))
     encoded = {k: np.asarray(v) for k, v in encoder.encode(documents).items()}
     kernel, bias, context = [w.numpy() for w in encoder.sentence_attention.weights]
     scores = np.tanh(encoded["sentence_states"] @ kernel + bias) @ context

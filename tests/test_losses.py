@@ -92,3 +92,18 @@ def test_smoothed_loss_spreads_over_the_whole_vocabulary():
     targets = np.array([[4, 5, 2, 0]])
     loss = float(SmoothedMaskedTokenLoss(0.1)(targets, np.zeros((1, 4, 7), "float32")))
     assert loss == pytest.approx(np.log(7), rel=1e-5)
+
+
+def test_smoothed_loss_matches_the_formula_on_random_logits():
+    """-((1 - eps) log p_y + (eps / V) sum_k log p_k) per real token, averaged over the real tokens.
+
+    Equal logits (above) cannot tell where the smoothing mass goes; random ones can.
+    """
+    epsilon, vocab = 0.1, 7
+    targets = np.array([[4, 5, 2, 0], [3, 0, 0, 0]])  # 0 is padding: 4 real tokens
+    logits = np.random.default_rng(0).normal(size=(2, 4, vocab)).astype("float32")
+    log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    per_token = -((1 - epsilon) * np.take_along_axis(log_probs, targets[..., None], -1)[..., 0]
+                  + epsilon / vocab * log_probs.sum(-1))
+    expected = per_token[targets != 0].mean()
+    assert float(SmoothedMaskedTokenLoss(epsilon)(targets, logits)) == pytest.approx(expected, rel=1e-5)
