@@ -7,8 +7,9 @@ import numpy as np
 from course_lib.plots.fonts import width_in_axes
 
 
-COLORBAR_FRACTION = 0.046  # the share of the axes' width given to the colour bar
-COLORBAR_WIDTH_INCHES = 0.16
+COLORBAR_WIDTH_INCHES = 0.16  # at most; never more than COLORBAR_FRACTION of the heat map's width
+COLORBAR_FRACTION = 0.046
+COLORBAR_PAD_INCHES = 0.12
 
 
 def _pyplot():
@@ -86,20 +87,17 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             font["fontproperties"].set_size(_pyplot().rcParams["axes.titlesize"])
         ax.set_title(title, pad=28, **font)
     if colorbar:
-        ax.figure.colorbar(image, ax=ax, fraction=COLORBAR_FRACTION, pad=0.04, aspect=colorbar_aspect(ax),
-                           label="alpha")
+        ax.figure.colorbar(image, cax=_colorbar_axes(ax), label="alpha")
     return ax
 
 
-def colorbar_aspect(ax):
-    """The length/width ratio that makes a colour bar as tall as `ax`, and at most COLORBAR_WIDTH_INCHES wide.
-
-    With Matplotlib's fixed ratio of 20 the bar stopped short of a tall heat map's top and bottom rows. A
-    layout that resizes `ax` afterwards (`tight_layout`) should set the ratio again.
-    """
-    box = ax.get_position()
-    width_inches = min(COLORBAR_FRACTION * box.width * ax.figure.get_figwidth(), COLORBAR_WIDTH_INCHES)
-    return box.height * ax.figure.get_figheight() / width_inches
+def _colorbar_axes(ax):
+    """Axes for the colour bar, inside `ax`'s own box on its right: exactly as tall as the heat map, whatever
+    a layout does to it later (a bar placed beside the axes with a fixed length/width ratio, Matplotlib's
+    way, stopped short of a tall or narrow map's top and bottom rows)."""
+    width_inches = ax.get_position().width * ax.figure.get_figwidth()
+    width = min(COLORBAR_FRACTION, COLORBAR_WIDTH_INCHES / width_inches)  # as shares of the heat map's width
+    return ax.inset_axes([1.0 + COLORBAR_PAD_INCHES / width_inches, 0.0, width, 1.0])
 
 
 def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75):

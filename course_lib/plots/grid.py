@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from course_lib.plots.attention import _fit_column_labels, attention_heatmap, colorbar_aspect
+from course_lib.plots.attention import _fit_column_labels, attention_heatmap
 from course_lib.plots.fonts import devanagari_font
 
 
@@ -99,10 +99,6 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
     for ax, example in zip(drawn, examples):  # larger row labels leave less width: fit the column labels again
         _fit_column_labels(ax, list(example["input_labels"]), fontproperties, room=0.95)
     figure.tight_layout()
-    for ax in drawn:  # the layout resized the heat maps: each colour bar again as tall as its heat map
-        bar = ax.images[0].colorbar
-        if bar is not None:
-            bar.ax.set_box_aspect(colorbar_aspect(ax))
     return figure
 
 
