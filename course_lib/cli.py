@@ -12,6 +12,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import select
 import sys
 from dataclasses import dataclass
 
@@ -60,18 +61,32 @@ def main(argv=None):
     try:
         result = args.handler(args)
         sys.stdout.flush()  # a reader that went away shows up here, not as a traceback at exit
-    except BrokenPipeError:  # `course-lib assign --links | head -1`: stop quietly, as Unix tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
-        result = 1
     except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
-        print(f"course-lib: error: {error}", file=sys.stderr)
-        result = 2
+        if isinstance(error, BrokenPipeError) and _stdout_reader_gone():
+            # `course-lib assign --links | head -1`: stop quietly, as Unix tools do
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # nothing left to flush at exit
+            os.close(devnull)
+            result = 1
+        else:  # (a pipe of the command's own, to a kernel say, is an error like any other)
+            print(f"course-lib: error: {error}", file=sys.stderr)
+            result = 2
     except BaseException:  # an unexpected error, or Ctrl-C
         release_unused_claims()
         raise
     if result:  # a failed command leaves no empty run folder behind
         release_unused_claims()
     return int(result or 0)
+
+
+def _stdout_reader_gone():
+    """Whether standard output is a pipe whose reader has gone away (`poll` reports an error on it)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), or a stdout without a file (pytest)
+        return False
 
 
 if __name__ == "__main__":

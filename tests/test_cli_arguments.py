@@ -93,3 +93,13 @@ def test_a_reader_that_goes_away_stops_the_command_quietly():
     error = command.stderr.read()
     assert command.wait(timeout=60) == 1
     assert error == "", error  # no "Broken pipe" error line, no traceback at exit
+
+
+def test_a_broken_pipe_of_the_commands_own_is_reported(monkeypatch, capsys):
+    # Standard output is fine here: the pipe that broke is another one (a kernel's, say).
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("course_lib.grading.authoring._assign_command", broken)
+    assert main(["assign", "--links"]) == 2
+    assert "course-lib: error: [Errno 32] Broken pipe" in capsys.readouterr().err
