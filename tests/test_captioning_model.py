@@ -163,7 +163,7 @@ def test_option2_logits_depend_on_the_image_vector():
 
 
 def test_attention_captioner_does_not_depend_on_the_order_of_the_locations():
-    """s_0 = tanh(W_init mean_j a_j) and c_t = sum_j alpha_tj a_j: neither sees the order of the 196 (here 4)
+    """s_0 = tanh(W_init mean_j a_j) and c_t = sum_j alpha_jt a_j: neither sees the order of the 196 (here 4)
     locations, so reversing it changes no logit (a state started from, say, the last location would)."""
     model, inputs, _ = _features_captioner("attention")
     reversed_locations = dict(inputs, locations=inputs["locations"][:, ::-1].copy())

@@ -61,7 +61,7 @@ class RNNLanguageModel(keras.layers.Layer):
         check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
         self.state_count = 2 if cell == "lstm" else 1
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # U x_t
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # x_t, the character read at step t
         self.rnn = CELLS[cell](units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
         self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")  # V, c
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
