@@ -171,13 +171,19 @@ def test_own_figures_keep_title_and_labels_inside_for_a_plain_savefig():
     plt.close(ax.figure)
 
 
+def _assert_bar_spans(heat_map, bar):
+    """The colour bar's drawn top and bottom are the heat map's, within 2 pixels."""
+    heat_map, bar = heat_map.get_window_extent(), bar.get_window_extent()
+    assert abs(bar.y0 - heat_map.y0) < 2 and abs(bar.y1 - heat_map.y1) < 2, (heat_map, bar)
+    return bar
+
+
 @pytest.mark.parametrize("rows, columns", [(7, 6), (30, 12), (5, 20), (20, 4), (60, 3)])
 def test_colour_bar_spans_the_heat_map_from_top_to_bottom(rows, columns):
     weights = np.full((rows, columns), 1.0 / columns)
     ax = attention_heatmap(weights, [str(j) for j in range(columns)], [str(t) for t in range(rows)], title="t")
     ax.figure.canvas.draw()  # constrained layout places the bar at drawing time
-    heat_map, bar = ax.get_window_extent(), ax.images[0].colorbar.ax.get_window_extent()
-    assert abs(bar.y0 - heat_map.y0) < 2 and abs(bar.y1 - heat_map.y1) < 2, (heat_map, bar)
+    bar = _assert_bar_spans(ax, ax.images[0].colorbar.ax)
     assert 5 < bar.width < 0.3 * ax.figure.dpi, bar.width  # a bar, not a sliver or a slab
     plt.close(ax.figure)
 
@@ -190,8 +196,7 @@ def test_grid_colour_bars_span_their_row_after_the_layout():
     bars = {index: ax.images[0].colorbar for index, ax in enumerate(figure.axes[:5]) if ax.images[0].colorbar}
     assert list(bars) == [2, 4]  # one per row, beside its last heat map
     for index, bar in bars.items():
-        heat_map, bar = figure.axes[index].get_window_extent(), bar.ax.get_window_extent()
-        assert abs(bar.y0 - heat_map.y0) < 2 and abs(bar.y1 - heat_map.y1) < 2, (heat_map, bar)
+        _assert_bar_spans(figure.axes[index], bar.ax)
     plt.close(figure)
 
 

@@ -205,14 +205,11 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return ops.transpose(logits, (1, 0, 2)), ops.transpose(weights, (1, 0, 2))
 
     def compute_output_spec(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
-        # Tracing the loop loses the number of steps (`scan` over a symbolic length): give it back.
-        logits, alignments = super().compute_output_spec(
-            target_inputs, encoder_outputs, initial_state, source_mask=source_mask, training=training
-        )
+        # Written out, not traced: tracing the loop (`scan` over a symbolic length) loses the number of steps.
         batch, steps = target_inputs.shape[:2]
         return (
-            keras.KerasTensor((batch, steps, self.vocab_size), dtype=logits.dtype),  # (batch, tgt_len, vocab)
-            keras.KerasTensor((batch, steps, encoder_outputs.shape[1]), dtype=alignments.dtype),  # (batch, tgt_len, src_len)
+            keras.KerasTensor((batch, steps, self.vocab_size), dtype=self.output_layer.compute_dtype),  # (batch, tgt_len, vocab)
+            keras.KerasTensor((batch, steps, encoder_outputs.shape[1]), dtype=self.compute_dtype),  # (batch, tgt_len, src_len)
         )
 
     def compute_mask(self, *args, **kwargs):
