@@ -60,6 +60,28 @@ def test_upsampled_map_is_brightest_over_the_attended_cell():
         upsample_attention(np.zeros(35), (6, 6), (48, 48))
 
 
+def test_a_shared_scale_leaves_a_diffuse_step_pale_where_panel_scaling_paints_it_white():
+    image = np.zeros((48, 48, 3), np.uint8)
+    sharp = np.full(36, 0.1 / 35, "float32")
+    sharp[7] = 0.9
+    diffuse = np.full(36, 0.9 / 35, "float32")
+    diffuse[20] = 0.1  # the largest weight, but only 3.6 times the uniform level
+    brightest = {}
+    for scale in ("panel", "shared"):
+        figure = attention_overlay_grid(image, ["sharp", "diffuse"], np.stack([sharp, diffuse]), (6, 6), scale=scale)
+        panels = [axis for axis in figure.axes if axis.images][1:]
+        brightest[scale] = [int(np.asarray(axis.images[0].get_array()).max()) for axis in panels]
+        plt.close(figure)
+    assert min(brightest["panel"]) > 180  # each stretched to its own maximum: both nearly white
+    assert brightest["shared"][0] == brightest["panel"][0]  # the figure's largest weight is white either way
+    assert brightest["shared"][1] < 0.2 * brightest["shared"][0]  # about 0.1 / 0.9 of the way to white
+    assert "white = α 0.90" in figure.get_suptitle()
+    with pytest.raises(ValueError, match="Received: scale='global'"):
+        attention_overlay_grid(image, ["sharp"], sharp[None], (6, 6), scale="global")
+    with pytest.raises(ValueError, match="Received: top=0"):
+        upsample_attention(sharp, (6, 6), (48, 48), top=0)
+
+
 def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
     image = np.random.default_rng(0).integers(0, 255, (48, 48, 3), dtype=np.uint8)
     weights = np.random.default_rng(1).dirichlet(np.ones(36), size=4)

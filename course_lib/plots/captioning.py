@@ -14,16 +14,18 @@ def _check_grid(grid):
     return height, width
 
 
-def upsample_attention(weights, grid, image_shape):
+def upsample_attention(weights, grid, image_shape, top=None):
     """One step's weights over `H * W` locations as a smooth map the size of the image.
 
     Args:
         weights: `(H * W,)` attention weights (location `j = row * W + col`).
         grid: `(H, W)`.
         image_shape: `(height, width)` of the image.
+        top: the weight that maps to 1. Defaults to the map's own maximum;
+            pass one value for several maps to draw them on one scale.
 
     Returns:
-        float `(height, width)` in `[0, 1]` (the map divided by its maximum).
+        float `(height, width)` in `[0, 1]` (the map divided by `top`).
     """
     from PIL import Image
 
@@ -37,7 +39,10 @@ def upsample_attention(weights, grid, image_shape):
         raise ValueError(
             f"`weights` must be finite. Received: {int(weights.size - np.isfinite(weights).sum())} NaN or inf weights"
         )
-    top = float(weights.max())
+    if top is None:
+        top = float(weights.max())
+    elif not (isinstance(top, (int, float, np.number)) and np.isfinite(top) and top > 0):
+        raise ValueError(f"`top` must be a finite weight above 0. Received: top={top!r}")
     normalised = weights.reshape(height, width) / top if top > 0 else np.zeros((height, width), "float32")
     resized = Image.fromarray(normalised.astype("float32"), mode="F").resize(
         (int(image_shape[1]), int(image_shape[0])), Image.Resampling.BILINEAR
@@ -57,12 +62,14 @@ def white_region(image, attention_map, strength=0.85):
     return (image * (1 - alpha) + 255.0 * alpha).astype("uint8")
 
 
-def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None, figure_width=None):
+def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None, figure_width=None, scale="panel"):
     """One panel per generated word: the image with that word's attention in white.
 
-    Each panel is scaled to its own largest weight, so a nearly uniform step
-    would look as bright as a sharp one; the panel's title therefore gives
-    that largest weight, and the figure's title the uniform level `1 / (H W)`.
+    With `scale="panel"` each panel is scaled to its own largest weight, so a
+    nearly uniform step looks as bright as a sharp one; with `scale="shared"`
+    white is the largest weight in the whole figure, so a pale panel is a step
+    whose attention was spread out. Either way each panel's title gives its
+    largest weight, and the figure's title the uniform level `1 / (H W)`.
 
     Args:
         image: uint8 `(height, width, 3)`.
@@ -71,11 +78,17 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
         grid: `(H, W)` of the feature map.
         columns: panels per row.
         title: figure title, e.g. the caption.
+        figure_width: inches; defaults to 2 per column.
+        scale: `"panel"` (each panel to its own maximum) or `"shared"` (one
+            scale for all panels).
 
     Returns:
         The matplotlib figure.
     """
     import matplotlib.pyplot as plt
+
+    if scale not in ("panel", "shared"):
+        raise ValueError(f'`scale` must be "panel" or "shared". Received: scale={scale!r}')
 
     alignments = np.asarray(alignments, dtype=float)
     grid = _check_grid(grid)
@@ -88,6 +101,8 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
             f"Need finite weights over the {int(grid[0]) * int(grid[1])} locations of a {grid[0]} x {grid[1]} grid. "
             f"Received: alignments.shape={alignments.shape}, finite={bool(np.isfinite(alignments[: len(words)]).all())}"
         )
+    shown = alignments[: len(words)]  # (words, H * W)
+    top = float(shown.max()) if scale == "shared" and shown.size and shown.max() > 0 else None
     panels = len(words) + 1
     columns = max(1, min(columns, panels))
     rows = int(np.ceil(panels / columns))
@@ -101,9 +116,11 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     axes[0, 0].set_title("image", fontsize=9)
     for index, word in enumerate(words):
         axis = axes.ravel()[index + 1]
-        axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2])))
+        axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2], top=top)))
         axis.set_title(f"{word}\nmax α {alignments[index].max():.2f}", fontsize=9)
     uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f})"
+    if top is not None:
+        uniform = f"{uniform}\n(one scale for every panel: white = α {top:.2f})"
     figure.suptitle(f"{title}\n{uniform}" if title else uniform, fontsize=10)
     return figure
 
