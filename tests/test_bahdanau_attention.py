@@ -193,6 +193,21 @@ def test_mixed_precision_all_masked_row_gives_zeros_not_nan(policy):
     np.testing.assert_allclose(weights[1].sum(), 1.0, atol=1e-2)
 
 
+def test_float64_policy_keeps_the_softmax_in_float64():
+    # Under a mixed policy the softmax runs in float32; under float64 it must not drop to float32
+    # (it did: weights off the NumPy formula by about 3e-8).
+    query, values = (array.astype("float64") for array in _inputs())
+    mask = np.ones((3, 7), bool)
+    mask[1, 4:] = False
+    layer = BahdanauAttention(4, dtype="float64")
+    context, weights = layer(query, values, mask=mask)
+    assert keras.backend.standardize_dtype(weights.dtype) == "float64"
+    U_att, W_att, v_att = (np.asarray(w) for w in (layer.query_kernel, layer.key_kernel, layer.score_vector))
+    expected_context, expected_weights = numpy_attention(query, values, U_att, W_att, v_att, mask=mask)
+    np.testing.assert_allclose(np.asarray(weights), expected_weights, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(context), expected_context, rtol=0, atol=1e-13)
+
+
 @pytest.mark.parametrize(
     "query_shape, values_shape, message",
     [((2, 5), (2, 5, 4), r"query.shape=\(2, 5\)"), ((2, 3), (2, 5, 7), r"values.shape=\(2, 5, 7\)")],

@@ -345,6 +345,30 @@ def test_mixed_float16_policy_gives_float32_logits_and_a_finite_loss(attention):
         keras.config.set_dtype_policy(previous)
 
 
+def test_float64_policy_gives_float64_logits_everywhere():
+    """Logits are float32 under a mixed policy, but never less precise than the policy."""
+    from course_lib.models.document_classifier import DocumentClassifier
+    from course_lib.models.language_model import RNNLanguageModel
+    from course_lib.models.recipes import build_recipe
+
+    source, target_in, _ = _reversal_batch(batch=4)
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float64")
+    try:
+        documents = RNG.integers(1, 14, size=(2, 3, 4)).astype("int32")
+        outputs = [Seq2Seq(14, 14, embedding_dim=8, units=16, attention=attention)(
+            {"source": source, "target_in": target_in}) for attention in (True, False)]
+        outputs += [RNNLanguageModel(14, 8, 16)(target_in),
+                    DocumentClassifier(14, 3, embedding_dim=8, word_units=4, sentence_units=4)(documents)]
+        for name in ("image_question_answering", "video_classification"):  # the recipes' own output layers
+            recipe = build_recipe(name)
+            outputs.append(recipe.model(recipe.inputs))
+        for output in outputs:
+            assert keras.backend.standardize_dtype(output.dtype) == "float64"
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
 def test_seq2seq_masks_its_own_pad_id_in_the_source():
     keras.utils.set_random_seed(0)
     model = Seq2Seq(12, 10, embedding_dim=4, units=6, pad_id=3)

@@ -6,6 +6,7 @@ from keras import ops
 from course_lib.layers.bahdanau_attention import BahdanauAttention
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_mask
+from course_lib.layers.precision import at_least_float32
 from course_lib.recurrence import scan
 
 
@@ -98,8 +99,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="gru_cell")
         # GRU_1 of the conditional step: reads e(y_{t-1}) before attending.
         self.input_cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="input_gru_cell") if self.conditional else None
-        # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
-        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
+        # Logits in float32 even under a mixed-precision policy (float64 under float64), for the softmax and the loss.
+        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")
         self.seed_generator = keras.random.SeedGenerator(seed)
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 

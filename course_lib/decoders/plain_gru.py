@@ -5,6 +5,7 @@ from keras import ops
 
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_decoder_inputs, check_initial_state
+from course_lib.layers.precision import at_least_float32
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -50,8 +51,8 @@ class PlainGRUDecoder(keras.layers.Layer):
         self.option = option
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
         self.gru = keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru")
-        # Logits in float32 even under a mixed-precision policy, for the softmax and the loss.
-        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")
+        # Logits in float32 even under a mixed-precision policy (float64 under float64), for the softmax and the loss.
+        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):

@@ -8,6 +8,8 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.layers.precision import at_least_float32
+
 # Added to the score of a padded position. Far below any real score, yet finite,
 # so that a row in which every position is padding never produces inf - inf = NaN.
 NEGATIVE_SCORE = -1e9
@@ -24,11 +26,12 @@ def masked_softmax(scores, mask=None, axis=-1):
     Returns:
         Weights of the shape of `scores`. Rows with no real position are all zero.
     """
-    # The softmax runs in float32 (as Keras's own softmax layers do under a
-    # mixed policy): in float16, -1e9 would round to -inf and an all-padding
-    # row would give inf - inf = NaN. The weights come back in the scores' dtype.
+    # The softmax runs in at least float32 (as Keras's own softmax layers do
+    # under a mixed policy): in float16, -1e9 would round to -inf and an
+    # all-padding row would give inf - inf = NaN. The weights come back in the
+    # scores' dtype.
     dtype = scores.dtype
-    scores = ops.cast(scores, "float32")
+    scores = ops.cast(scores, at_least_float32(dtype))
     if mask is None:
         return ops.cast(_softmax(scores, axis), dtype)
     mask = ops.cast(mask, "bool")

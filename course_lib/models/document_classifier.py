@@ -22,6 +22,7 @@ from course_lib.encoders.hierarchical import (
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_token_range, run_recurrent
+from course_lib.layers.precision import at_least_float32
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
@@ -176,8 +177,8 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             )
         self.dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
         self._compiled_explain = None
-        # V and b of P(y | document) = softmax(V s + b), in float32 under any policy.
-        self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype="float32", name="classifier")
+        # V and b of P(y | document) = softmax(V s + b), in float32 under a mixed policy (float64 under float64).
+        self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype=at_least_float32(self.dtype_policy), name="classifier")
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def encode(self, documents, training=None):

@@ -13,6 +13,7 @@ from keras import ops
 
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_ids, check_token_range
+from course_lib.layers.precision import at_least_float32
 from course_lib.recurrence import scan
 
 CELLS = {"rnn": keras.layers.SimpleRNN, "gru": keras.layers.GRU, "lstm": keras.layers.LSTM}
@@ -63,7 +64,7 @@ class RNNLanguageModel(keras.layers.Layer):
         self.state_count = 2 if cell == "lstm" else 1
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # x_t, the character read at step t
         self.rnn = CELLS[cell](units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
-        self.output_layer = keras.layers.Dense(vocab_size, dtype="float32", name="output")  # V, c
+        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")  # V, c
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, tokens_shape):

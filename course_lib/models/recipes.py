@@ -24,6 +24,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.encoders.small_cnn import SmallCNNEncoder
 from course_lib.gradients import value_and_gradients
+from course_lib.layers.precision import at_least_float32
 from course_lib.losses import MaskedTokenLoss
 from course_lib.models.recipe_cards import (
     RecipeCard,
@@ -262,7 +263,7 @@ def image_question_answering(sizes, seed=0):
     _, image_code = SmallCNNEncoder(sizes.filters, vector_dim=sizes.image_vector, name="cnn")(images)  # h^_I
     _, question_code, _ = GRUEncoder(sizes.vocab_size, sizes.embedding_dim, sizes.units, name="question_rnn")(question)
     joined = keras.layers.Concatenate(name="s")([question_code, image_code])  # (batch, units + image_vector)
-    logits = keras.layers.Dense(sizes.answers, dtype="float32", name="V")(joined)
+    logits = keras.layers.Dense(sizes.answers, dtype=at_least_float32(keras.config.dtype_policy()), name="V")(joined)
     model = keras.Model({"image": images, "question": question}, logits, name="image_question_answering")
     pictures, colours = recipe_inputs.images(sizes.batch, sizes.image_size, seed=seed)
     questions = recipe_inputs.questions(colours, sizes.vocab_size, sizes.source_length, seed=seed)
@@ -317,7 +318,7 @@ def video_classification(sizes, seed=0):
     """RNN of CNNs over frames, `P(y | video) = softmax(V h_T + b)`."""
     videos = keras.Input((sizes.frames, sizes.image_size, sizes.image_size, 3), name="video")
     _, last = _video_encoder(videos, sizes)
-    logits = keras.layers.Dense(sizes.classes, dtype="float32", name="V")(last)
+    logits = keras.layers.Dense(sizes.classes, dtype=at_least_float32(keras.config.dtype_policy()), name="V")(last)
     model = keras.Model({"video": videos}, logits, name="video_classification")
     clips, directions = recipe_inputs.videos(sizes.batch, sizes.frames, sizes.image_size, seed=seed)
     card = RecipeCard(
