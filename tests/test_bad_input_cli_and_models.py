@@ -337,14 +337,21 @@ def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
 @pytest.mark.parametrize(
     "options, received",
     [(dict(teacher_forcing_ratio=0.5), "teacher_forcing_ratio=0.5"), (dict(deep_output=True), "deep_output=True"),
-     (dict(conditional=True), "conditional=True")],
+     (dict(conditional=True), "conditional=True"), (dict(attention_units=8), "attention_units=8")],
 )
 def test_plain_seq2seq_refuses_the_attentional_decoders_options(options, received):
-    # The plain decoder has no scheduled sampling and no deep output: these used to be silently ignored.
+    # The plain decoder has no scheduled sampling, no deep output and no scoring network: these used to be
+    # silently ignored.
     with pytest.raises(ValueError, match=f"attentional decoder only. Received: {received}, attention=False"):
         Seq2Seq(12, 10, attention=False, **options)
     assert Seq2Seq(12, 10, attention=True, **options).decoder.has_attention
-    Seq2Seq(12, 10, attention=False, attention_units=8)  # the translation task's --no-attention passes it
+
+
+def test_a_plain_model_saved_with_attention_units_still_loads():
+    # The translation task's --no-attention runs used to save the unused size in the config.
+    config = {**Seq2Seq(12, 10, attention=False, embedding_dim=4, units=6).get_config(), "attention_units": 64}
+    model = Seq2Seq.from_config(config)
+    assert not model.decoder.has_attention and model.attention_units is None
 
 
 @pytest.mark.parametrize(

@@ -168,3 +168,22 @@ def test_attention_captioner_does_not_depend_on_the_order_of_the_locations():
     model, inputs, _ = _features_captioner("attention")
     reversed_locations = dict(inputs, locations=inputs["locations"][:, ::-1].copy())
     np.testing.assert_allclose(np.asarray(model(reversed_locations)), np.asarray(model(inputs)), atol=1e-5)
+
+
+@pytest.mark.parametrize("options, received", [(dict(deep_output=True), "deep_output=True"),
+                                               (dict(attention_units=8), "attention_units=8")])
+def test_plain_captioners_refuse_the_attentional_decoders_options(options, received):
+    # The plain decoders have no deep output and no scoring network: these used to be silently ignored
+    # (the captioning task saved its option-1 and option-2 runs with deep_output=True).
+    with pytest.raises(ValueError, match=f"attentional decoder only. Received: .*{received}"):
+        ImageCaptioner(VOCAB, decoder="option1", **options)
+    config = {**ImageCaptioner(VOCAB, decoder="option2", image_size=32, cnn_filters=(4, 8)).get_config(),
+              "deep_output": True}  # as such a run was saved
+    assert ImageCaptioner.from_config(config).deep_output is False
+
+
+def test_the_captioning_task_trains_plain_decoders_without_the_deep_output_flag():
+    from course_lib.tasks.captioning import train_captioning
+
+    with pytest.raises(ValueError, match="Received: deep_output=True, decoder='option1'"):
+        train_captioning("shapes", "option1", deep_output=True, epochs=1, train=8)

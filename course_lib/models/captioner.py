@@ -60,7 +60,9 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             settings (`vector_dim` is ignored by the attentional decoder).
         feature_locations, feature_channels, feature_vector_dim: the backbone's
             `L`, `C` and `D` (features encoder).
-        embedding_dim, units, attention_units, deep_output: decoder settings.
+        embedding_dim, units: decoder settings.
+        attention_units, deep_output: attentional decoder only (refused with
+            the plain ones, which would ignore them).
         start_id, stop_id, pad_id: special token ids.
         max_output_length: default decoding length (`<stop>` included).
 
@@ -104,6 +106,11 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
+        if decoder != "attention" and (attention_units is not None or deep_output):
+            raise ValueError(
+                "`attention_units` and `deep_output` apply to the attentional decoder only. "
+                f"Received: attention_units={attention_units!r}, deep_output={deep_output!r}, decoder={decoder!r}"
+            )
         if encoder == "features" and not (feature_locations and feature_channels and feature_vector_dim):
             raise ValueError(
                 "The features encoder needs feature_locations, feature_channels and feature_vector_dim. "
@@ -348,6 +355,14 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
     def build_by_example(self):
         """Creates every weight by running one tiny teacher-forced batch."""
         self.forward({k: ops.convert_to_tensor(v) for k, v in self.example_inputs().items()}, training=False)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if config.get("decoder", "attention") != "attention" and config.get("deep_output"):
+            # The captioning task saved its plain captioners with deep_output=True, which their decoders
+            # never read, before the option was refused with them.
+            config = {**config, "deep_output": False}
+        return super().from_config(config, custom_objects=custom_objects)
 
     def get_config(self):
         return {

@@ -95,16 +95,15 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.deep_output = deep_output
         self.teacher_forcing_ratio = teacher_forcing_ratio
         # Options of the attentional decoder: refused with the plain one rather than silently ignored.
-        # (Not `attention_units`: the translation task passes it with `--no-attention`, and its saved
-        # plain runs hold it.)
         ignored = {name: value for name, value, plain in (
-            ("conditional", conditional, False), ("deep_output", deep_output, False),
-            ("teacher_forcing_ratio", teacher_forcing_ratio, 1.0)) if value != plain}
+            ("attention_units", attention_units, None), ("conditional", conditional, False),
+            ("deep_output", deep_output, False), ("teacher_forcing_ratio", teacher_forcing_ratio, 1.0))
+            if value != plain}
         if ignored and not attention:
             raise ValueError(
-                "`conditional`, `deep_output` and a `teacher_forcing_ratio` other than 1 apply to the "
-                "attentional decoder only. Received: " + ", ".join(f"{name}={value!r}" for name, value in ignored.items())
-                + f", attention={attention}"
+                "`attention_units`, `conditional`, `deep_output` and a `teacher_forcing_ratio` other than 1 apply "
+                "to the attentional decoder only. Received: "
+                + ", ".join(f"{name}={value!r}" for name, value in ignored.items()) + f", attention={attention}"
             )
         self.conditional = conditional
         if option not in (1, 2):  # checked with attention too: the value is saved in the config
@@ -269,6 +268,14 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         """Creates every weight by running one tiny teacher-forced batch."""
         source = ops.ones((1, 2), dtype="int32")
         self.forward(source, source, training=False)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        if not config.get("attention", True) and config.get("attention_units") is not None:
+            # Plain models saved before `attention_units` was refused with them hold the translation
+            # task's value, which the plain decoder never read.
+            config = {**config, "attention_units": None}
+        return super().from_config(config, custom_objects=custom_objects)
 
     def get_config(self):
         return {

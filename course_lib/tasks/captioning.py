@@ -229,6 +229,11 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     settings = settings_for(dataset, profile, epochs=epochs, **overrides)
     settings.update({"decoder": decoder, "encoder": encoder, "seed": seed, "weights": weights,
                      "cache_dir": str(cache_dir or Path.home() / ".cache" / "course_lib" / "features")})
+    if decoder != "attention":  # the plain decoders read s_t alone: no deep output to switch on
+        if overrides.get("deep_output"):
+            raise ValueError(f"The deep output layer belongs to the attentional decoder. "
+                             f"Received: deep_output=True, decoder={decoder!r}")
+        settings["deep_output"] = False
     if images is not None:  # absolute, so the run can be evaluated from any folder
         settings["images"], settings["captions"] = str(Path(images).resolve()), str(Path(captions).resolve())
     keras.utils.set_random_seed(seed)

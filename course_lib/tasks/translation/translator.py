@@ -26,7 +26,8 @@ def build_model(config, source_vocab_size, target_vocab_size):
     model = Seq2Seq(
         source_vocab_size, target_vocab_size,
         embedding_dim=config.embedding_dim, units=config.units, attention=config.attention,
-        bidirectional=True, deep_output=config.attention, attention_units=config.attention_units,
+        bidirectional=True, deep_output=config.attention,
+        attention_units=config.attention_units if config.attention else None,
         max_output_length=config.max_output_length,
         conditional=config.conditional and config.attention,
         alignment_loss_weight=config.alignment_loss_weight if config.attention else 0.0,
