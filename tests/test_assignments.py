@@ -8,7 +8,7 @@ are also graded in tests/test_grading_grader.py.)
 
 import pytest
 
-from course_lib.grading import grader
+from course_lib.grading import grader, running
 from course_lib.grading.authoring import solution_notebooks, student_path
 from course_lib.grading.spec import load_assignment
 
@@ -41,7 +41,7 @@ def test_untouched_student_notebook_scores_zero(graded):
 
 @pytest.mark.parametrize("solution", solution_notebooks(), ids=lambda p: p.stem)
 def test_student_notebook_runs_until_its_first_exercise(solution):
-    report = grader.run_notebook(student_path(solution), stop_on_error=True, cell_timeout=300)
+    report = running.run_notebook(student_path(solution), stop_on_error=True, cell_timeout=300)
     statuses = report["statuses"]
     failing = [s for s in statuses if s[1] != "ok"]
     assert failing, "the student notebook ran to the end without meeting an exercise"

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_lib.grading import faults, grader, harvest
+from course_lib.grading import faults, grader, harvest, isolation, reports, running, scoring, submissions
 from course_lib.grading.spec import REPOSITORY_ROOT, allclose, exact, load_assignment
 
 SOLUTION = REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
@@ -152,7 +152,7 @@ def test_patching_numpy_assert_checks_and_keras_gains_nothing(batch):
 
 def test_feedback_names_tests_but_hides_expected_values(batch):
     assignment = batch["assignment"]
-    inputs, expected = grader.hidden_inputs(assignment)
+    inputs, expected = submissions.hidden_inputs(assignment)
     for name in ("softmax-wrong-axis", "mask-ignored", "tanh-missing", "keys-recomputed"):
         text = (batch["feedback"] / f"{name}.md").read_text()
         failed = [t for t in batch["results"][name].tests if not t.earned]
@@ -241,7 +241,7 @@ def test_runner_limits_per_notebook_memory_and_files(tmp_path):
     ]
     path = tmp_path / "limits.ipynb"
     nbformat.write(notebook, path)
-    report = grader.run_notebook(path, cell_timeout=30, notebook_timeout=8, skip_tags=("skip-grading",),
+    report = running.run_notebook(path, cell_timeout=30, notebook_timeout=8, skip_tags=("skip-grading",),
                                  memory_mb=3000, file_mb=8)
     cells = {int(k): v for k, v in report["cells"].items()}
     assert cells[0]["output"].split() == ["3000", "8"]
@@ -296,7 +296,7 @@ def test_submission_names_never_collide():
     # give three different CSV rows and feedback files (also on a file system
     # that ignores case, where "Bob.md" and "bob.md" are the same file).
     paths = ["x1/alice.ipynb", "x2/alice.ipynb", "x3/alice-2.ipynb", "Bob.ipynb", "bob.ipynb"]
-    names = grader._unique_names(paths)
+    names = submissions.unique_names(paths)
     assert len({name.lower() for name in names}) == len(paths), names
     assert names[0] == "alice" and names[2] == "alice-2" and names[3] == "Bob"
 
@@ -335,15 +335,15 @@ def test_missing_cells_note_survives_notebooks_saved_without_cell_ids():
 
     import nbformat
 
-    handed_out = grader.handed_out_cells(load_assignment("A1"))
+    handed_out = submissions.handed_out_cells(load_assignment("A1"))
     raw = json.loads(SOLUTION.read_text())
     raw["nbformat_minor"] = 0
     for cell in raw["cells"]:
         cell.pop("id", None)
     notebook = nbformat.reads(json.dumps(raw), as_version=4)
-    assert not [n for n in grader.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
+    assert not [n for n in scoring.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
     notebook.cells = [c for c in notebook.cells if "def context_vector(" not in c.source]
-    [note] = [n for n in grader.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
+    [note] = [n for n in scoring.run_notes({"cells": {}}, notebook, handed_out) if "missing" in n]
     assert note.startswith("1 code cell(s)") and "cell 15 (`def context_vector(weights, values):`)" in note, note
 
 
@@ -398,7 +398,7 @@ def test_processes_left_by_a_notebook_are_killed_even_without_its_environment_or
     path = tmp_path / "leaves-processes.ipynb"
     nbformat.write(notebook, path)
     try:
-        report = grader.run_notebook(path, cell_timeout=20, notebook_timeout=40)
+        report = running.run_notebook(path, cell_timeout=20, notebook_timeout=40)
         assert report["cells"]["0"]["status"] == "ok", report
         counted = {mode: path.read_text() for mode, path in hops.items()}
         assert all(counted.values()), counted  # the hoppers did run
@@ -434,8 +434,8 @@ def test_whole_numbers_and_numbers_are_not_read_out_of_text_or_truncated():
 
 def test_error_messages_in_feedback_are_one_clean_line():
     message = "Exception encountered when calling X.call().\n\n\x1b[1mbuild the step yourself\x1b[0m\n\nArguments:\n  * args"
-    assert grader.one_line(message, 300) == "Exception encountered when calling X.call(). build the step yourself Arguments: * args"
-    assert grader.one_line("a" * 50, 10) == "a" * 9 + "\u2026"
+    assert submissions.one_line(message, 300) == "Exception encountered when calling X.call(). build the step yourself Arguments: * args"
+    assert submissions.one_line("a" * 50, 10) == "a" * 9 + "\u2026"
 
 
 def test_feedback_names_a_failing_cell_by_what_it_defines_or_its_first_line():
@@ -454,12 +454,12 @@ def test_feedback_names_a_failing_cell_by_what_it_defines_or_its_first_line():
         "2": {"status": "timeout"},
         "3": {"status": "died"},
     }}
-    notes = grader.run_notes(report, notebook, None)
+    notes = scoring.run_notes(report, notebook, None)
     assert notes[0] == "cell 2 (defines `softmax`, `apply_mask`) raised SyntaxError: expected ':'"
     assert notes[1] == "cell 3 (`checks.check_softmax(softmax)`) was stopped at the time limit (interrupted)"
     assert notes[2].startswith("cell 4 stopped the kernel")
-    result = grader.SubmissionResult("s", "s.ipynb", "graded", {}, 0, 10, notes=notes)
-    assert "markdown (text) cells included" in grader.feedback_text(load_assignment("A1"), result)
+    result = scoring.SubmissionResult("s", "s.ipynb", "graded", {}, 0, 10, notes=notes)
+    assert "markdown (text) cells included" in reports.feedback_text(load_assignment("A1"), result)
 
 
 def test_grade_help_shows_the_defaults():
@@ -529,21 +529,21 @@ def test_damaged_cells_are_refused_or_ignored_with_a_plain_reason(tmp_path):
     notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path = tmp_path / "tags.ipynb"
     path.write_text(json.dumps(notebook))
-    read, reason = grader.read_submission(path)
+    read, reason = submissions.read_submission(path)
     assert reason == "" and read.cells[0]["metadata"]["tags"] == []  # damaged tags are ignored
     cells[0].update(source=5, metadata={})
     path.write_text(json.dumps(notebook))
-    read, reason = grader.read_submission(path)
+    read, reason = submissions.read_submission(path)
     assert read is None and reason == "the notebook is damaged: the text of cell 1 is a int, not text"
 
 
 def test_a_malformed_run_report_is_refused():
     good = {"cells": {"3": {"status": "error", "error": {"ename": "ValueError", "evalue": "no"}}}, "notes": ["n"],
             "harvest": None}
-    assert grader.well_formed_report(good)
+    assert running.well_formed_report(good)
     for bad in ({"cells": {"x": {}}}, {"cells": {"3": "ok"}}, {"cells": {}, "notes": "text"},
                 {"cells": {"3": {"error": {"ename": 1}}}}, [], {"cells": {}, "harvest": 3}):
-        assert not grader.well_formed_report(bad), bad
+        assert not running.well_formed_report(bad), bad
 
 
 def test_the_submission_during_which_the_hidden_tests_changed_is_named(tmp_path):
@@ -596,8 +596,8 @@ def test_a_notebook_cannot_leave_start_up_files_or_settings_for_later_kernels(tm
     later.cells = [nbformat.v4.new_code_cell("print('POISONED' in globals())")]
     for notebook, name in ((poison, "poison"), (later, "later")):
         nbformat.write(notebook, tmp_path / f"{name}.ipynb")
-    report = grader.run_notebook(tmp_path / "poison.ipynb", cell_timeout=60, notebook_timeout=120)
-    assert grader.run_notebook(tmp_path / "later.ipynb")["cells"]["0"]["output"].strip() == "False"
+    report = running.run_notebook(tmp_path / "poison.ipynb", cell_timeout=60, notebook_timeout=120)
+    assert running.run_notebook(tmp_path / "later.ipynb")["cells"]["0"]["output"].strip() == "False"
     assert not list(home.rglob("00-helper.py"))
     cells = report["cells"]
     assert [cells[index]["status"] for index in ("0", "1")] == ["ok", "ok"], report
@@ -613,9 +613,9 @@ def test_packages_in_the_users_site_packages_are_named_before_grading(monkeypatc
     # leave every kernel without them, and every submission with zero.
     import numpy
 
-    monkeypatch.setattr(grader.site, "getusersitepackages", lambda: str(Path(numpy.__file__).parents[1]))
+    monkeypatch.setattr(isolation.site, "getusersitepackages", lambda: str(Path(numpy.__file__).parents[1]))
     for start in (lambda: grader.grade("A1", [SOLUTION], progress=lambda line: None),
-                  lambda: grader.run_notebook(SOLUTION)):
+                  lambda: running.run_notebook(SOLUTION)):
         with pytest.raises(RuntimeError, match="do not see the user's site-packages .* numpy"):
             start()
 
@@ -643,7 +643,8 @@ def test_the_hidden_inputs_are_not_in_a_file_a_notebook_can_read():
     assert "inputs.pkl" not in code and "secret_reference" not in code  # inside, pickled
     import inspect
 
-    assert "inputs.pkl" not in inspect.getsource(grader)
+    for module in (grader, submissions, isolation, running, scoring, reports):
+        assert "inputs.pkl" not in inspect.getsource(module), module.__name__
 
 
 def test_a_submission_that_makes_the_outputs_unwritable_does_not_cost_the_batch(tmp_path):
