@@ -1,0 +1,140 @@
+"""The `train captioning`, `evaluate captioning` and `caption` commands (`--overlay`: attention over the image)."""
+
+import argparse
+import json
+from pathlib import Path
+
+from course_lib.tasks.arguments import (
+    IMAGE_SUFFIXES, check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder,
+    positive_int, random_seed,
+)
+from course_lib.tasks.captioning.config import DECODER_CHOICES, ENCODER_CHOICES
+from course_lib.tasks.captioning.data import references_of
+from course_lib.tasks.captioning.evaluation import evaluate_run
+from course_lib.tasks.captioning.model import generate_captions
+from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run, save_run
+from course_lib.tasks.captioning.training import train_captioning
+
+
+def _train_command(args):
+    claim_run_folder(args.out, "captioning", RUN_FILE)
+    dataset = "flickr8k" if args.images or args.captions else "shapes"
+    overrides = {"deep_output": args.deep_output, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
+    run = train_captioning(dataset, args.decoder, args.encoder, profile=args.profile, epochs=args.epochs,
+                           images=args.images, captions=args.captions, cache_dir=args.cache_dir,
+                           seed=args.seed, verbose=2, **overrides)
+    metrics, captions, _ = evaluate_run(run.model, run.vocabulary, run.data["test"], run.inputs["test"], dataset)
+    replaced = earlier_run_note(args.out, "captioning", RUN_FILE)
+    save_run(run, args.out, metrics)
+    print(f"Trained {run.settings['decoder']} captioner ({run.settings['encoder']} encoder) on {dataset} "
+          f"in {run.train_seconds:.1f} s; test: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items()
+                                                              if isinstance(v, float)))
+    for caption, refs in list(zip(captions, references_of(run.data["test"])))[:3]:
+        print(f"  {caption!r}  (reference: {refs[0]!r})")
+    print(f"Saved to {args.out}")
+    if replaced:
+        print(replaced)
+    return 0
+
+
+def _evaluate_command(args):
+    if args.metrics_json:
+        check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
+    model, vocabulary, settings = load_run(args.model)
+    part, inputs, dataset = evaluation_data(settings, args.images, args.captions)
+    metrics, _, _ = evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=args.beam_width)
+    for key, value in metrics.items():
+        print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
+    if args.metrics_json:
+        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.metrics_json).write_text(json.dumps(metrics, indent=2))
+    return 0
+
+
+def caption_files(model, vocabulary, settings, paths, beam_width=1):
+    """Captions image files; returns `(captions, shown images, alignments)`."""
+    from course_lib.data.flickr8k import load_images
+
+    size = settings["image_size"] if settings["encoder"] == "small" else 224
+    names = [str(p) for p in paths]
+    kept, images, skipped = load_images(Path("/"), [str(Path(p).resolve()) for p in names], size, verbose=True)
+    if not kept:
+        raise ValueError(f"None of the images could be read: {[reason for _, reason in skipped]}")
+    if settings["encoder"] == "small":
+        inputs = {"image": images}
+    else:
+        from course_lib.encoders.pretrained import load_backbone
+
+        backbone = load_backbone(settings["encoder"], weights=settings.get("weights", "imagenet"))
+        outputs = backbone.predict(images.astype("float32"), verbose=0)
+        inputs = {"locations": outputs["locations"], "vector": outputs["vector"]}
+    captions, _, alignments = generate_captions(model, vocabulary, inputs, beam_width)
+    return kept, captions, images, alignments
+
+
+def _caption_command(args):
+    model, vocabulary, settings = load_run(args.model)
+    kept, captions, images, alignments = caption_files(model, vocabulary, settings, args.images, args.beam_width)
+    for name, caption in zip(kept, captions):
+        print(f"{name}: {caption}")
+    if args.overlay:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from course_lib.plots.captioning import attention_overlay_grid
+
+        if not model.decoder.has_attention:
+            print(f"The {settings['decoder']} decoder has no attention; no overlay written.")
+            return 0
+        overlay = Path(args.overlay)
+        overlay.parent.mkdir(parents=True, exist_ok=True)
+        for index, (name, caption) in enumerate(zip(kept, captions)):
+            path = overlay if len(kept) == 1 else overlay.with_name(f"{overlay.stem}_{index}{overlay.suffix}")
+            words = caption.split()
+            if len(words) < len(alignments[index]):
+                words.append("<stop>")  # the step that chose to stop looked somewhere too
+            figure = attention_overlay_grid(images[index], words, alignments[index], model.grid, title=caption)
+            figure.savefig(path, dpi=100)
+            plt.close(figure)
+            print(f"Attention overlay of {Path(name).name} saved to {path}")
+    return 0
+
+
+def register_cli(commands):
+    train = commands.train.add_parser(
+        "captioning", help="train an image captioner (options 1, 2 or attention; generated shapes or Flickr8k)"
+    )
+    train.add_argument("--images", help="Flickr8k-style image folder (default: generated shapes data)")
+    train.add_argument("--captions", help="captions.txt (image,caption) or Flickr8k.token.txt")
+    train.add_argument("--encoder", choices=ENCODER_CHOICES, default="small")
+    train.add_argument("--decoder", choices=DECODER_CHOICES, default="attention")
+    train.add_argument("--epochs", type=positive_int)
+    train.add_argument("--units", type=positive_int)
+    train.add_argument("--deep-output", action=argparse.BooleanOptionalAction, default=None,
+                       help="attention: the output layer reads [s_t; c_t; e(y_{t-1})]")
+    train.add_argument("--batch-size", type=positive_int)
+    train.add_argument("--limit", type=positive_int, help="use only the first N images (Flickr8k)")
+    train.add_argument("--train-size", type=positive_int, help="number of generated training images (shapes)")
+    train.add_argument("--profile", choices=("fast", "full"))
+    train.add_argument("--cache-dir", help="where frozen-backbone features are cached")
+    train.add_argument("--seed", type=random_seed, default=0)
+    train.add_argument("--out", required=True, type=output_folder, help="folder for model.keras, vocabulary.json, run.json")
+    train.set_defaults(handler=_train_command)
+
+    evaluate = commands.evaluate.add_parser("captioning", help="BLEU-1..4 (and exact match, attention on object)")
+    evaluate.add_argument("--model", required=True, help="a folder written by `train captioning`")
+    evaluate.add_argument("--images")
+    evaluate.add_argument("--captions")
+    evaluate.add_argument("--beam-width", type=positive_int, default=1)
+    evaluate.add_argument("--metrics-json", type=output_file(), help="write the metrics to this JSON file")
+    evaluate.set_defaults(handler=_evaluate_command)
+
+    caption = commands.root.add_parser("caption", help="caption image files with a trained captioner")
+    caption.add_argument("--model", required=True)
+    caption.add_argument("images", nargs="+", metavar="IMAGE")
+    caption.add_argument("--beam-width", type=positive_int, default=1)
+    caption.add_argument("--overlay", type=output_file(*IMAGE_SUFFIXES),
+                         help="save each word's attention over the image to this PNG (or PDF, SVG, JPEG)")
+    caption.set_defaults(handler=_caption_command)

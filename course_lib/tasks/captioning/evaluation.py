@@ -1,0 +1,76 @@
+"""BLEU-1..4 of generated captions against cleaned references; distinct captions; exact match, attention on object."""
+
+from course_lib.data.captions import tokenize_caption
+from course_lib.tasks.captioning.data import references_of
+from course_lib.tasks.captioning.model import generate_captions
+from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK
+
+
+# What a generated `<unk>` becomes before BLEU. sacrebleu's 13a tokeniser would split
+# "<unk>" into the three tokens "< unk >": a longer hypothesis, and an "unk" that
+# could even match a reference word. Dropping it would hide the miss and shorten
+# the caption. One upper-case word is one token that never matches a reference,
+# whose words are lower-cased by `tokenize_caption`: `<unk>` counts as one wrong word.
+UNK_FOR_BLEU = "UNK"
+
+
+def bleu_hypothesis(caption):
+    """A generated caption as BLEU sees it: its words, each `<unk>` as the single word `UNK_FOR_BLEU`."""
+    return " ".join(UNK_FOR_BLEU if word == SPECIAL_TOKENS[UNK] else word for word in caption.split())
+
+
+def bleu_reference(caption):
+    """A reference caption cleaned the way training captions are (`tokenize_caption`): lower-case, no punctuation.
+
+    >>> bleu_reference("A dog runs, in the park .")
+    'a dog runs in the park'
+    """
+    return " ".join(tokenize_caption(caption))
+
+
+def score_captions(captions, references, max_order=4):
+    """Corpus BLEU-1..`max_order` (0-100) of generated captions against all references of each image.
+
+    The model writes lower-case words without punctuation, so the references
+    (e.g. Flickr8k's "A dog runs .") are cleaned the same way first
+    (`bleu_reference`); sacrebleu is case-sensitive and would otherwise never
+    match "a" with "A". A generated `<unk>` counts as one wrong word
+    (`bleu_hypothesis`). The score itself is `metrics.captioning.caption_bleu`.
+    """
+    from course_lib.metrics.captioning import caption_bleu, caption_list
+
+    hypotheses = [bleu_hypothesis(c) for c in caption_list(captions, "captions")]
+    cleaned = [[bleu_reference(r) for r in caption_list(refs, "references")] for refs in references]
+    return caption_bleu(hypotheses, cleaned, max_order=max_order)
+
+
+def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
+    """Metrics of a model on one part.
+
+    Returns:
+        `(metrics, captions, alignments)`; metrics hold `bleu1`..`bleu4` (0-100,
+        `score_captions`: references cleaned like the training captions),
+        `distinct_captions` and, on the shapes data, `exact_match` and
+        `attention_on_object` (with its colour/shape split, and
+        `attention_on_object_chance`, the rate of a look at a random location).
+    """
+    from course_lib.metrics.captioning import attention_on_object, distinct_caption_rate, exact_caption_match
+
+    captions, _, alignments = generate_captions(model, vocabulary, inputs, beam_width)
+    metrics = score_captions(captions, references_of(part))
+    metrics["distinct_captions"] = distinct_caption_rate(captions)
+    metrics["images"] = len(captions)
+    if dataset == "shapes":
+        from course_lib.data.shapes import COLOUR_NAMES, SHAPES, object_location_masks
+
+        metrics["exact_match"] = exact_caption_match(captions, part.captions)
+        if model.decoder.has_attention:  # options 1 and 2 look at no location
+            height, width = model.grid
+            masks = object_location_masks(part.boxes, part.image_size, height, width)
+            on_object = attention_on_object(captions, alignments, part.colours, part.shapes, masks,
+                                            COLOUR_NAMES, SHAPES)
+            metrics["attention_on_object"] = on_object["rate"]
+            metrics["attention_on_object_colour"] = on_object["colour_rate"]
+            metrics["attention_on_object_shape"] = on_object["shape_rate"]
+            metrics["attention_on_object_chance"] = on_object["chance"]
+    return metrics, captions, alignments

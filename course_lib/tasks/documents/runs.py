@@ -1,0 +1,33 @@
+"""A trained classifier's folder: saving and loading the model, its pipeline and its settings."""
+
+import json
+import os
+
+MODEL_FILE = "model.keras"
+SETTINGS_FILE = "training.json"
+
+
+def save_trained(trained, out):
+    """Writes `model.keras`, `vocabulary.json`, `document_pipeline.json`, `training.json`."""
+    os.makedirs(out, exist_ok=True)
+    trained.model.save(os.path.join(out, MODEL_FILE))
+    trained.pipeline.save(out)
+    with open(os.path.join(out, SETTINGS_FILE), "w", encoding="utf-8") as handle:
+        json.dump({**trained.settings, "test_metrics": trained.metrics}, handle, indent=1)
+
+
+def load_trained(directory):
+    """Returns `(model, pipeline, settings)` saved by `save_trained`."""
+    import keras
+
+    import course_lib.models.document_classifier  # noqa: F401  (registers the classes)
+    from course_lib.text.documents import DocumentPipeline
+
+    model_path = os.path.join(directory, MODEL_FILE)
+    if not os.path.exists(model_path):
+        raise FileNotFoundError(f"No trained document model in {str(directory)!r} ({MODEL_FILE} missing)")
+    model = keras.models.load_model(model_path)
+    pipeline = DocumentPipeline.load(directory)
+    with open(os.path.join(directory, SETTINGS_FILE), encoding="utf-8") as handle:
+        settings = json.load(handle)
+    return model, pipeline, settings
