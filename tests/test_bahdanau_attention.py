@@ -6,7 +6,8 @@ import pytest
 from keras import ops
 
 from course_lib.gradients import value_and_gradients
-from course_lib.layers import BahdanauAttention
+from course_lib.layers import BahdanauAttention, masked_softmax
+from course_lib.layers.attention_pooling import AttentionPooling
 from layer_testing import run_layer_test
 
 RNG = np.random.default_rng(0)
@@ -191,6 +192,21 @@ def test_mixed_precision_all_masked_row_gives_zeros_not_nan(policy):
     assert np.all(np.isfinite(context)) and np.all(np.isfinite(weights))
     assert np.all(weights[0] == 0.0) and np.all(context[0] == 0.0)
     np.testing.assert_allclose(weights[1].sum(), 1.0, atol=1e-2)
+
+
+@pytest.mark.parametrize("mask", [np.array([[0, 0, 0, -1e9, -1e9]] * 3, "float32"),  # an additive mask
+                                  np.array([[1, 1, 1, 0.5, 0]] * 3, "float32")])  # a fractional one
+def test_a_float_mask_is_refused_not_cast_to_booleans(mask):
+    # Cast to booleans, the additive mask kept exactly the padding: all the weight went to positions 3 and 4.
+    query, values = _inputs(src_len=5)
+    for layer in (BahdanauAttention(4), AttentionPooling(4)):
+        arguments = (query, values) if isinstance(layer, BahdanauAttention) else (values,)
+        with pytest.raises(ValueError, match="must be boolean.*Received: mask.dtype=float32"):
+            layer(*arguments, mask=mask)
+    with pytest.raises(ValueError, match="Received: mask.dtype=float32"):
+        masked_softmax(np.zeros((3, 5), "float32"), mask)
+    _, weights = BahdanauAttention(4)(query, values, mask=np.array([[1, 1, 1, 0, 0]] * 3, "int32"))
+    np.testing.assert_array_equal(np.asarray(weights)[:, 3:], 0.0)  # 0/1 integers still work
 
 
 def test_float64_policy_keeps_the_softmax_in_float64():

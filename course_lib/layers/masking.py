@@ -34,6 +34,7 @@ def masked_softmax(scores, mask=None, axis=-1):
     scores = ops.cast(scores, at_least_float32(dtype))
     if mask is None:
         return ops.cast(_softmax(scores, axis), dtype)
+    check_mask_dtype(mask)
     mask = ops.cast(mask, "bool")
     scores = ops.where(mask, scores, NEGATIVE_SCORE)
     weights = _softmax(scores, axis)
@@ -56,8 +57,24 @@ def _softmax(scores, axis):
         return ops.softmax(scores, axis=axis)
 
 
+def check_mask_dtype(mask):
+    """Raises ValueError unless `mask` is boolean or integer (True or 1 = a real position).
+
+    A float mask is refused: an additive mask (0 for real positions, -1e9 for
+    padding) cast to booleans would keep exactly the padding, and 0.5 would
+    count as a real position.
+    """
+    dtype = keras.backend.standardize_dtype(mask.dtype)
+    if dtype != "bool" and "int" not in dtype:
+        raise ValueError(
+            "The mask must be boolean (True = a real position; integer 0/1 is accepted too), not an additive "
+            f"or fractional float mask. Received: mask.dtype={dtype}"
+        )
+
+
 def check_mask(mask, expected_shape, name):
-    """Raises ValueError unless `mask` has the (batch, length) shape of `name`."""
+    """Raises ValueError unless `mask` is boolean or integer and has the (batch, length) shape of `name`."""
+    check_mask_dtype(mask)
     if len(mask.shape) != len(expected_shape):
         raise ValueError(
             f"The mask must have shape {tuple(expected_shape)} to match `{name}`. "
