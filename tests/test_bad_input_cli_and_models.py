@@ -151,7 +151,7 @@ def test_document_classifier_and_dialog_check_ids():
 
 def test_captioner_refuses_nan_pixels_and_a_non_positive_batch_size():
     keras.utils.set_random_seed(0)
-    model = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), vector_dim=24, embedding_dim=8, units=16,
+    model = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), embedding_dim=8, units=16,
                            max_output_length=6)
     images = np.random.default_rng(0).uniform(0, 255, (2, 32, 32, 3)).astype("float32")
     assert model.generate({"image": images})["tokens"].shape == (2, 6)
@@ -319,7 +319,7 @@ def test_empty_sources_and_mismatched_batches_are_named():
     classifier = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
     with pytest.raises(ValueError, match="at least one sentence of one word"):
         classifier.explain(np.zeros((1, 2, 0), "int32"))
-    captioner = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), vector_dim=24, embedding_dim=8, units=16)
+    captioner = ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), embedding_dim=8, units=16)
     with pytest.raises(ValueError, match=r"`image` and `target_in` must have the same batch size"):
         captioner({"image": np.zeros((2, 32, 32, 3), "float32"), "target_in": np.ones((3, 4), "int32")})
 
@@ -332,6 +332,27 @@ def test_encoder_refuses_a_pad_id_outside_the_vocabulary():
 def test_seq2seq_refuses_an_option_other_than_1_or_2_with_attention_too():
     with pytest.raises(ValueError, match="Received: option=7"):
         Seq2Seq(12, 10, attention=True, option=7)
+
+
+def test_attentional_seq2seq_refuses_option_2():
+    # The option is the plain decoder's: with attention it used to be accepted, saved and ignored.
+    with pytest.raises(ValueError, match=r"has no option 2. Received: option=2, attention=True"):
+        Seq2Seq(12, 10, attention=True, option=2)
+    assert Seq2Seq(12, 10, attention=False, option=2).decoder.option == 2
+    assert Seq2Seq(12, 10, attention=True, option=1).decoder.has_attention
+
+
+def test_an_attentional_model_saved_with_option_2_still_loads():
+    # Saved before option 2 was refused with attention (e.g. `ReversalConfig(option=2)`): the decoder never read it.
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, max_output_length=4)
+    model.build()
+    config = {**model.get_config(), "option": 2}
+    loaded = Seq2Seq.from_config(config)
+    assert loaded.decoder.has_attention and loaded.option == 1
+    source = np.array([[3, 4, 5]])
+    loaded.build()
+    loaded.set_weights(model.get_weights())
+    np.testing.assert_array_equal(loaded.generate(source)["tokens"], model.generate(source)["tokens"])
 
 
 @pytest.mark.parametrize(

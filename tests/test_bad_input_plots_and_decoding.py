@@ -163,6 +163,29 @@ def test_decoding_refuses_impossible_options(options, received):
         model.generate(np.array([[5, 6, 7]], "int32"), max_length=4, **options)
 
 
+def test_greedy_decoding_refuses_a_length_penalty_it_would_ignore():
+    # `generate(beam_width=1, length_penalty=5.0)` used to decode greedily and drop the penalty without a word.
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+    source = np.array([[5, 6, 7]], "int32")
+    with pytest.raises(ValueError, match=r"greedy decoding \(beam_width=1\) has one and would ignore it.*"
+                                         r"Received: length_penalty=5.0, beam_width=1"):
+        model.generate(source, max_length=4, length_penalty=5.0)
+    with pytest.raises(ValueError, match="Received: length_penalty=0.0, beam_width=1"):
+        model.generate(source, max_length=4, beam_width=1, length_penalty=0.0)
+    greedy = model.generate(source, max_length=4, length_penalty=1.0)  # the default stays accepted
+    np.testing.assert_array_equal(greedy["tokens"], model.generate(source, max_length=4)["tokens"])
+    assert model.generate(source, max_length=4, beam_width=2, length_penalty=5.0)["tokens"].shape == (1, 4)
+    from course_lib.decoding.ensemble import Ensemble
+
+    with pytest.raises(ValueError, match="Received: length_penalty=5.0, beam_width=1"):  # an ensemble too
+        Ensemble([model, model]).generate(source, max_length=4, length_penalty=5.0)
+    from course_lib.models.captioner import ImageCaptioner
+
+    captioner = ImageCaptioner(12, image_size=16, cnn_filters=(4, 8), embedding_dim=4, units=6)
+    with pytest.raises(ValueError, match="Received: length_penalty=2.0, beam_width=1"):  # and a captioner
+        captioner.generate({"image": np.zeros((1, 16, 16, 3), "float32")}, max_length=3, length_penalty=2.0)
+
+
 def test_greedy_decoding_refuses_a_fractional_max_length():
     from course_lib.decoding.greedy import greedy_decode
 

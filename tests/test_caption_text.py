@@ -43,6 +43,15 @@ def test_caption_arrays_teacher_forcing_unknown_words_and_cutting():
         caption_arrays(vocabulary, [])
 
 
+def test_a_bare_string_is_not_taken_for_a_list_of_captions():
+    # "a dog runs" used to be read as ten one-letter captions.
+    message = r"`captions` must be a list of strings, not a single string. Received: captions='a dog runs'"
+    with pytest.raises(ValueError, match=message):
+        caption_vocabulary("a dog runs")
+    with pytest.raises(ValueError, match=message):
+        caption_arrays(caption_vocabulary(CAPTIONS), "a dog runs")
+
+
 def test_caption_vocabulary_saves_and_loads(tmp_path):
     vocabulary = caption_vocabulary(CAPTIONS)
     vocabulary.save(tmp_path / "vocabulary.json")

@@ -18,8 +18,9 @@ def _inputs(batch=3, size=32, length=5, seed=0):
 
 def _small(decoder, **kwargs):
     keras.utils.set_random_seed(0)
-    return ImageCaptioner(VOCAB, decoder=decoder, image_size=32, cnn_filters=(4, 8), vector_dim=24,
-                          embedding_dim=8, units=16, max_output_length=6, **kwargs)
+    fc7 = {} if decoder == "attention" else {"vector_dim": 24}  # the attentional decoder reads no fc7 vector
+    return ImageCaptioner(VOCAB, decoder=decoder, image_size=32, cnn_filters=(4, 8), embedding_dim=8, units=16,
+                          max_output_length=6, **fc7, **kwargs)
 
 
 @pytest.mark.parametrize("decoder", ["attention", "option1", "option2"])
@@ -182,8 +183,74 @@ def test_plain_captioners_refuse_the_attentional_decoders_options(options, recei
     assert ImageCaptioner.from_config(config).deep_output is False
 
 
+@pytest.mark.parametrize("encoder, decoder, options, received", [
+    ("small", "attention", dict(cnn_dropout=0.5), "cnn_dropout=0.5"),  # the dropout acts on fc7 alone
+    ("small", "attention", dict(vector_dim=24), "vector_dim=24"),
+    ("small", "option1", dict(feature_locations=4, feature_channels=3, feature_vector_dim=5),
+     "feature_locations=4, feature_channels=3, feature_vector_dim=5"),
+    ("features", "option2", dict(image_size=32, cnn_filters=(4, 8), cnn_dropout=0.5, convs_per_block=2),
+     r"image_size=32, cnn_filters=\(4, 8\), convs_per_block=2, cnn_dropout=0.5"),
+    ("features", "attention", dict(vector_dim=24), "vector_dim=24"),
+])
+def test_captioners_refuse_settings_their_encoder_or_decoder_never_reads(encoder, decoder, options, received):
+    # These used to be accepted, saved and ignored; the defaults (which `get_config` saves) stay accepted.
+    features = dict(feature_locations=4, feature_channels=3, feature_vector_dim=5) if encoder == "features" else {}
+    with pytest.raises(ValueError, match=f"Received: {received}, encoder='{encoder}', decoder='{decoder}'"):
+        ImageCaptioner(VOCAB, encoder=encoder, decoder=decoder, **{**features, **options})
+    model = ImageCaptioner(VOCAB, encoder=encoder, decoder=decoder, image_size=48, cnn_filters=[16, 32, 64],
+                           vector_dim=256, convs_per_block=1, cnn_dropout=0.0, **features)
+    saved = {**model.get_config(), **options}  # as a model saved before the refusal could hold them
+    assert ImageCaptioner.from_config(saved).get_config() == model.get_config()
+
+
+@pytest.mark.parametrize("options, received", [
+    (dict(units=8.9), "units=8.9"), (dict(image_size=48.9), "image_size=48.9"),
+    (dict(embedding_dim=0), "embedding_dim=0"), (dict(max_output_length=2.5), "max_output_length=2.5"),
+    (dict(attention_units=4.5), "attention_units=4.5"), (dict(deep_output="no"), "deep_output='no'"),
+])
+def test_captioners_refuse_fractional_sizes_and_a_deep_output_that_is_not_a_bool(options, received):
+    # 8.9 units used to become 8, and the string "no" a deep output layer.
+    with pytest.raises(ValueError, match=f"Received: {received}"):
+        ImageCaptioner(VOCAB, **options)
+    with pytest.raises(ValueError, match="Received: feature_channels=3.5"):
+        ImageCaptioner(VOCAB, encoder="features", feature_locations=4, feature_channels=3.5, feature_vector_dim=5)
+
+
 def test_the_captioning_task_trains_plain_decoders_without_the_deep_output_flag():
     from course_lib.tasks.captioning import train_captioning
 
     with pytest.raises(ValueError, match="Received: deep_output=True, decoder='option1'"):
         train_captioning("shapes", "option1", deep_output=True, epochs=1, train=8)
+
+
+@pytest.mark.parametrize("encoder", ["small", "features"])
+@pytest.mark.parametrize("decoder", ["attention", "option1", "option2"])
+def test_the_captioning_task_builds_each_captioner_with_only_the_settings_it_reads(encoder, decoder):
+    # The profiles hold deep_output=True and the CNN's sizes for every configuration.
+    from course_lib.tasks.captioning import build_captioner
+    from course_lib.tasks.captioning.config import settings_for
+
+    settings = {**settings_for("shapes", "fast"), "decoder": decoder, "encoder": encoder, "max_length": 6,
+                "cnn_filters": [4, 8], "image_size": 32}
+    model = build_captioner(settings, list(range(VOCAB)), feature_shapes=(4, 3, 5))
+    assert (model.encoder_kind, model.decoder_kind, model.deep_output) == (encoder, decoder, decoder == "attention")
+    if encoder == "small":
+        assert model.image_size == 32 and model.cnn_filters == (4, 8)
+
+
+def test_the_unread_settings_tables_keep_the_constructors_defaults():
+    # The refusal of unread settings compares with these tables; a default changed in one place only would
+    # refuse the constructor's own default (or let a changed value through).
+    import inspect
+
+    from course_lib.models import captioner, document_classifier
+
+    def defaults(cls):
+        return {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()}
+
+    for table in (captioner.CNN_DEFAULTS, captioner.FC_DEFAULTS, captioner.FEATURE_DEFAULTS):
+        for name, value in table.items():
+            assert captioner._is_default(defaults(ImageCaptioner)[name], value), name
+    for options in document_classifier.UNREAD_OPTIONS.values():
+        for name, value in options.items():
+            assert defaults(document_classifier.DocumentClassifier)[name] == value, name

@@ -68,6 +68,17 @@ def test_clear_errors(tmp_path, capsys):
     assert "--sizes" in capsys.readouterr().err
 
 
+def test_sizes_are_refused_for_real_data(tmp_path, capsys):
+    # `--sizes` sets how many documents are generated; with a CSV it was ignored yet saved in training.json.
+    data = tmp_path / "docs.csv"
+    write_csv(data)
+    out = tmp_path / "model"
+    assert main(["train", "documents", "--data", str(data), "--sizes", "5,5,5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--sizes" in err and "Received: sizes=(5, 5, 5) with --data" in err and "docs.csv" in err
+    assert not (out / "training.json").exists()
+
+
 def test_tiny_csv_and_empty_file_give_clear_errors(tmp_path, capsys):
     data = tmp_path / "docs.csv"
     write_csv(data)

@@ -154,6 +154,23 @@ def test_versions_of_a_bbc_article_never_land_in_two_parts(tmp_path, capsys):
     assert "8 duplicate document(s) left out" in out and "24 documents are versions of 8 articles" in out
 
 
+def test_generated_documents_are_scored_in_a_trained_models_class_order():
+    # A model trained on a CSV of generated documents numbers its classes in sorted order; the generated
+    # documents number them sport, politics, technology, business. `evaluate --data generated` used to
+    # compare the numbers (accuracy 0.2 for a model that was right every time).
+    from course_lib.tasks.documents import load_splits
+
+    plain = load_splits(sizes=(8, 4, 12), seed=3)
+    csv_order = sorted(CLASS_NAMES)
+    ordered = load_splits(sizes=(8, 4, 12), seed=3, class_names=csv_order)
+    for name in ("train", "valid", "test"):
+        assert ordered[name].class_names == tuple(csv_order) and ordered[name].texts == plain[name].texts
+        assert [csv_order[i] for i in ordered[name].labels] == [CLASS_NAMES[i] for i in plain[name].labels]
+    with pytest.raises(ValueError, match=r"trained on classes \('sport', 'business'\); the generated documents' "
+                                         r"classes \('sport', 'politics', 'technology', 'business'\) are not all"):
+        load_splits(sizes=(8, 4, 12), class_names=("sport", "business"))
+
+
 def test_csv_loader(tmp_path):
     path = tmp_path / "docs.csv"
     path.write_text('label,text\nsport,"The team won, again. Great."\nbusiness,Shares fell.\n\n', encoding="utf-8")

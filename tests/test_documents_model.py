@@ -1,5 +1,6 @@
 """Document classifier (three encoders), classification metrics, plots."""
 
+import inspect
 import os
 
 import keras
@@ -23,7 +24,8 @@ def documents(seed=0):
 
 @pytest.mark.parametrize("encoder", ["han", "plain", "flat"])
 def test_classifier_outputs_probabilities_and_reloads(encoder, tmp_path):
-    model = DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6, sentence_units=5)
+    sentence_units = {} if encoder == "flat" else {"sentence_units": 5}  # the flat encoder has no sentence GRU
+    model = DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6, **sentence_units)
     ids = documents()
     probabilities = np.asarray(model(ids))
     assert probabilities.shape == (4, 3)
@@ -79,6 +81,32 @@ def test_classifier_rejects_bad_arguments():
         DocumentClassifier(20, 3, encoder="cnn")
     with pytest.raises(ValueError, match="num_classes"):
         DocumentClassifier(20, 1)
+
+
+@pytest.mark.parametrize("encoder, options, message", [
+    ("plain", dict(attention_units=16, sentence_state_dropout=0.5),
+     r"apply to the \"han\" encoder only .*Received: attention_units=16, sentence_state_dropout=0.5, "
+     r"encoder='plain'"),
+    ("flat", dict(bidirectional=False, sentence_units=999, sentence_state_dropout=0.5),
+     r"apply to the hierarchical encoders .*Received: sentence_units=999, bidirectional=False, "
+     r"sentence_state_dropout=0.5, encoder='flat'"),
+])
+def test_classifier_refuses_options_its_encoder_never_reads(encoder, options, message):
+    # These used to give the same model as the defaults (the flat encoder stayed bidirectional).
+    with pytest.raises(ValueError, match=message):
+        DocumentClassifier(20, 3, encoder=encoder, **options)
+    defaults = {name: inspect.signature(DocumentClassifier).parameters[name].default for name in options}
+    assert DocumentClassifier(20, 3, encoder=encoder, **defaults).encoder_kind == encoder  # the defaults are fine
+
+
+def test_a_classifier_saved_with_options_its_encoder_never_read_still_loads():
+    # The documents task once gave every encoder `sentence_units=50` on real data.
+    for encoder, unread in (("flat", dict(sentence_units=50, bidirectional=False, sentence_state_dropout=0.5)),
+                            ("plain", dict(attention_units=16, sentence_state_dropout=0.5))):
+        config = {**DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6).get_config(), **unread}
+        reloaded = DocumentClassifier.from_config(config)
+        assert reloaded.encoder_kind == encoder and reloaded.word_units == 6
+        assert all(reloaded.get_config()[name] != value for name, value in unread.items())
 
 
 def test_metrics_against_hand_computed_values():

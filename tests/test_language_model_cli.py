@@ -1,6 +1,7 @@
 """`course-lib train language-model`: trains, reports perplexity, saves."""
 
 import keras
+import pytest
 
 from course_lib.cli import main
 
@@ -39,3 +40,27 @@ def test_save_into_another_tasks_run_folder_is_refused_before_training(tmp_path,
     err = capsys.readouterr().err
     assert "holds a reversal run" in err and "--save" in err and "validation perplexity" not in err
     assert model.read_bytes() == b"the reversal run's model"
+
+
+def test_training_data_given_without_validation_data_is_refused():
+    # The given training part used to be thrown away: both parts were loaded again from the generated corpus.
+    from course_lib.tasks.language_model import default_settings, load_corpus, train_language_model
+
+    settings = {**default_settings(), "steps": 1, "num_train": 8, "num_valid": 8, "batch_size": 4, "units": 4,
+                "embedding_dim": 4}
+    train, valid = load_corpus(settings)
+    with pytest.raises(ValueError, match=r"Give both `train` and `valid`, or neither .* Received: train=<dict>, "
+                                         r"valid=None"):
+        train_language_model("rnn", train=train, settings=settings)
+    with pytest.raises(ValueError, match="Received: train=None, valid=<dict>"):
+        train_language_model("rnn", valid=valid, settings=settings)
+
+
+def test_fewer_training_rows_than_a_batch_is_refused_rather_than_waiting_forever():
+    # The endless batch stream never yielded a batch, and training waited for one forever.
+    from course_lib.tasks.language_model import default_settings, train_language_model
+
+    settings = {**default_settings(), "steps": 1, "num_train": 8, "num_valid": 8, "batch_size": 64, "units": 4,
+                "embedding_dim": 4}
+    with pytest.raises(ValueError, match="Received: 8 rows, batch_size=64"):
+        train_language_model("rnn", settings=settings)

@@ -70,6 +70,15 @@ def test_profiles_pick_the_budget(monkeypatch):
         ReversalConfig.for_profile()
 
 
+def test_option_2_is_for_the_plain_model_only():
+    # `ReversalConfig(option=2)` (attention on by default) used to train the attentional model, option ignored.
+    with pytest.raises(ValueError, match=r"only 1 with attention. Received: option=2, attention=True"):
+        ReversalConfig.for_profile("fast", option=2).check()
+    with pytest.raises(ValueError, match=r"Received: option=3, attention=False"):
+        ReversalConfig.for_profile("fast", option=3, attention=False).check()
+    ReversalConfig.for_profile("fast", option=2, attention=False).check()
+
+
 def test_attention_text_has_a_row_per_output_step():
     text = format_attention([1, 2], ["2", "1", "<stop>"], np.array([[0.1, 0.9], [0.8, 0.2], [0.5, 0.5]]))
     assert len(text.splitlines()) == 4 and "<stop>" in text

@@ -59,7 +59,6 @@ def test_with_overrides_sets_given_values_on_a_dataclass_or_a_dict():
     ("transliteration", "beam_width", 0, "a positive integer"),
     ("transliteration", "batch_size", 0, "a positive integer"),  # ZeroDivisionError
     ("transliteration", "source_noise", 1.5, "between 0 and 1"),
-    ("transliteration", "length_penalty", -1.0, "at least 0"),  # refused only when the beam ran, after training
     ("captioning", "epochs", 0, "a positive integer"),
     ("captioning", "learning_rate", float("nan"), "positive"),
 ])

@@ -49,6 +49,32 @@ def test_resume_refuses_other_direction(trained):
         task.train(config, hindi_english.generate_pairs()[:10], out_dir=out, verbose=0)
 
 
+@pytest.mark.parametrize("setting, value", [("seed", 1), ("max_train", 128), ("batch_size", 16),
+                                            ("supervised_pairs", 10)])
+def test_resume_refuses_settings_that_change_the_data(trained, setting, value):
+    # Another seed re-split the generated corpus (the run trained on its own test pairs); the others chose other
+    # pairs or steps. All used to be accepted.
+    out, _ = trained
+    before = (out / "state.json").read_text()
+    config = task.TranslationConfig.for_profile(direction="en-hi", **{**TINY, "epochs": 3, setting: value})
+    if setting == "supervised_pairs":
+        config.alignment_loss_weight = 1.0  # what supervised_pairs needs, so the config itself passes its check
+    saved = {**TINY, "seed": 0, "supervised_pairs": None}[setting]
+    with pytest.raises(ValueError, match=rf"trained with {setting}={saved}; resuming it needs the same data.*"
+                                         rf"Received: {setting}={value}"):
+        task.train(config, out_dir=out, verbose=0)
+    assert (out / "state.json").read_text() == before
+
+
+@pytest.mark.parametrize("setting, value", [("alignment_loss_weight", 0.5), ("conditional", True)])
+def test_a_plain_model_refuses_the_attention_settings(setting, value):
+    # A plain model used to train without them while state.json recorded them.
+    config = task.TranslationConfig.for_profile(attention=False, **{setting: value})
+    with pytest.raises(ValueError, match=rf"attentional decoder only.*Received: {setting}={value}, attention=False"):
+        task.train(config)
+    task.TranslationConfig.for_profile(attention=False).check()  # the profile's defaults suit a plain model
+
+
 def test_model_architecture(trained):
     _, translator = trained
     model = translator.model
@@ -162,6 +188,62 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "needs the same file" in err and "pairs.txt" in err and "Received: --train" in err and "other.txt" in err
     assert (out / "state.json").read_text() == before  # nothing trained, nothing recorded
+
+
+def test_cli_plain_model(tmp_path, capsys):
+    """`--no-attention` trains with the profile's defaults; what a plain model would ignore is refused."""
+    from course_lib.cli import main
+
+    out = tmp_path / "plain"
+    sizes = ["--units", "8", "--embedding-dim", "8", "--out", str(out)]
+    first = ["train", "translation", "--no-attention", "--epochs", "1", "--max-train", "64"] + sizes
+    # Used to train without the alignment loss while state.json recorded 0.5.
+    assert main(first + ["--alignment-loss-weight", "0.5"]) == 2
+    assert "Received: alignment_loss_weight=0.5, attention=False" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(first + ["--seed", "5"]) == 0
+    config = json.loads((out / "state.json").read_text())["config"]
+    assert (config["attention"], config["alignment_loss_weight"], config["conditional"]) == (False, 0.0, False)
+
+    # A plain model's heat map was all zeros: refused, before anything is translated.
+    capsys.readouterr()
+    heatmap = tmp_path / "heat.png"
+    assert main(["translate", "--model", str(out), "--heatmap", str(heatmap), "I am going home"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("course-lib: error:") and len(captured.err.strip().splitlines()) == 1
+    assert "no attention to draw; leave out --heatmap. Received: --heatmap" in captured.err
+    assert captured.out == "" and not heatmap.exists()
+    assert main(["translate", "--model", str(out), "I am going home"]) == 0
+
+    # Resuming with another seed re-split the generated corpus: the run trained on its own test pairs.
+    before = (out / "state.json").read_text()
+    for flags, saved, received in ((["--seed", "6"], "seed=5", "seed=6"),
+                                   (["--max-train", "32"], "max_train=64", "max_train=32"),
+                                   (["--batch-size", "16"], "batch_size=64", "batch_size=16")):
+        capsys.readouterr()
+        assert main(["train", "translation", "--no-attention", "--epochs", "2"] + sizes + flags) == 2, flags
+        err = capsys.readouterr().err
+        assert f"trained with {saved}" in err and f"Received: {received}" in err, err
+    assert (out / "state.json").read_text() == before
+    # Left out, they are the run's own, not the defaults (seed 0, the profile's 3,000 pairs).
+    assert main(["train", "translation", "--no-attention", "--epochs", "2"] + sizes) == 0
+    state = json.loads((out / "state.json").read_text())
+    assert state["epochs_done"] == 2 and (state["config"]["seed"], state["config"]["max_train"]) == (5, 64)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")
+def test_export_refuses_a_max_length_it_would_change():
+    # 0 used to mean the model's default and 2.7 was cut to 2.
+    from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.text.vocabulary import Vocabulary
+
+    vocab = Vocabulary.from_texts(["ghar", "kamal"], level="char")
+    model = Seq2Seq(len(vocab), len(vocab), embedding_dim=4, units=4, max_output_length=6)
+    for bad in (0, 2.7, -1):
+        with pytest.raises(ValueError, match=rf"`max_length` must be a whole number >= 1. Received: max_length={bad}"):
+            serving.string_module(model, vocab, vocab, max_length=bad)
+    assert serving.string_module(model, vocab, vocab).max_length == 6
+    assert serving.string_module(model, vocab, vocab, max_length=np.int64(3)).max_length == 3
 
 
 @pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")

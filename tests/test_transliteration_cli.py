@@ -46,8 +46,21 @@ def test_train_resume_evaluate_transliterate(files, capsys, tmp_path):
     assert set(metrics) >= {"word_accuracy", "top_k_accuracy", "cer"}
     assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0
     assert metrics["cer"] > 0 and metrics["words"] == 12
+    assert metrics["length_penalty"] == 1.0  # what the beam ranked by
+    # Greedy decoding has no hypotheses to rank: a length penalty used to be accepted and ignored.
+    capsys.readouterr()
+    assert main(["evaluate", "transliteration", "--model", str(files["out"]), "--test", str(files["test"]),
+                 "--beam", "1", "--length-penalty", "5", "--metrics-json", str(metrics_path)]) == 2
+    assert "greedy decoding would ignore it. Use --beam 2 or more. Received: --length-penalty 5.0 --beam 1" \
+        in capsys.readouterr().err
+    assert main(["evaluate", "transliteration", "--model", str(files["out"]), "--test", str(files["test"]),
+                 "--beam", "2", "--length-penalty", "0.5", "--metrics-json", str(metrics_path)]) == 0
+    assert json.loads(metrics_path.read_text())["length_penalty"] == 0.5
+    assert main(["evaluate", "transliteration", "--model", str(files["out"]), "--test", str(files["test"]),
+                 "--metrics-json", str(metrics_path)]) == 0
+    assert "length_penalty" not in json.loads(metrics_path.read_text())  # greedy: none was used
 
-    image = tmp_path / "heat.png"
+    image = tmp_path / "new" / "folder" / "heat.png"  # the folder is made, as `translate --heatmap` does
     assert main(["transliterate", "--model", str(files["out"]), "--heatmap", str(image), "ghar", "kamal"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-3].startswith("ghar\t") and lines[-2].startswith("kamal\t")

@@ -3,7 +3,7 @@
 A resumed run starts from the config saved with it and applies only the flags
 given on the command line; flags that contradict the saved model or its data
 are refused, and the state file never describes another model than the saved
-one. Also: `transliterate --heatmap` makes the image's folder, like `translate`.
+one. Also: `transliterate --heatmap` refuses the run's plain model, which has no attention to draw.
 
 One tiny run serves every test (two training calls in all): its first epoch
 is trained with `pick` (the profile's sizes) patched so the generated word set
@@ -115,11 +115,17 @@ def test_train_refuses_a_config_that_does_not_describe_the_saved_model(resumed):
     assert _state(run) == before
 
 
-def test_heatmap_folder_is_made(resumed, tmp_path, capsys):
+def test_heatmap_of_a_plain_model_is_refused(resumed, tmp_path, capsys):
+    # It used to be saved, all zeros (the folder is made for an attentional model: test_transliteration_cli).
     image = tmp_path / "new" / "folder" / "heat.png"
-    assert main(["transliterate", "--model", str(resumed["out"]), "--heatmap", str(image), "ghar"]) == 0, \
-        capsys.readouterr().err
-    assert image.stat().st_size > 1000
+    capsys.readouterr()
+    assert main(["transliterate", "--model", str(resumed["out"]), "--heatmap", str(image), "ghar"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("course-lib: error:") and len(captured.err.strip().splitlines()) == 1
+    assert "plain encoder-decoder (trained with --no-attention), which has no attention to draw; leave out " \
+           f"--heatmap. Received: --heatmap {str(image)!r}" in captured.err
+    assert captured.out == "" and not (tmp_path / "new").exists()  # refused before decoding
+    assert main(["transliterate", "--model", str(resumed["out"]), "ghar"]) == 0
 
 
 def test_a_folder_without_its_model_starts_a_new_run(resumed, tmp_path):

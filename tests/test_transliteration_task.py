@@ -121,3 +121,31 @@ def test_fast_profile_config_and_multi_reference_evaluation():
     metrics = task.evaluate(model, source_vocab, target_vocab, pairs, beam_width=1)
     assert metrics["words"] == 1
     assert metrics["word_accuracy"] == (1.0 if prediction else float(prediction == valid[0].native))
+
+
+def test_the_config_has_no_length_penalty_and_runs_saved_with_one_still_load():
+    # `TransliterationConfig.length_penalty` was range-checked and saved, but nothing read it: evaluation takes
+    # `length_penalty` (`evaluate transliteration --length-penalty`). A value given to the config is refused.
+    import dataclasses
+
+    with pytest.raises(ValueError, match=r"no setting 'length_penalty'.*Received: length_penalty=2.0"):
+        task.TransliterationConfig.for_profile("fast", length_penalty=2.0)
+    saved = {"config": {**dataclasses.asdict(task.TransliterationConfig()), "length_penalty": 2.0}}
+    assert task.config_from_state(saved) == task.TransliterationConfig()
+
+
+def test_greedy_transliteration_refuses_a_length_penalty():
+    # It used to be dropped: the penalty went to the beam only, and greedy decoding was asked for.
+    from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.text.vocabulary import Vocabulary
+
+    source_vocab = Vocabulary.from_texts(["ghar"], level="char")
+    target_vocab = Vocabulary.from_texts(["घर"], level="char")
+    model = Seq2Seq(len(source_vocab), len(target_vocab), embedding_dim=4, units=4, max_output_length=4)
+    with pytest.raises(ValueError, match=r"Received: length_penalty=5.0, beam_width=1"):
+        task.transliterate_words(model, source_vocab, target_vocab, ["ghar"], length_penalty=5.0)
+    assert len(task.transliterate_words(model, source_vocab, target_vocab, ["ghar"], beam_width=2,
+                                        length_penalty=5.0)["candidates"][0]) == 2
+    with pytest.raises(ValueError, match=r"`max_length` must be a whole number >= 1. Received: max_length=0"):
+        task.transliterate_words(model, source_vocab, target_vocab, ["ghar"], max_length=0)  # was the default
+

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 
+from course_lib.text.normalize import as_string_list
 from course_lib.text.vocabulary import GO, STOP, Vocabulary
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -37,7 +38,8 @@ def caption_vocabulary(captions, min_count=1, max_size=None):
         min_count: words seen fewer times become `<unk>`.
         max_size: keep at most this many ids in all (specials included).
     """
-    cleaned = [" ".join(tokenize_caption(caption)) for caption in captions]
+    # A bare string would be read as a list of one-letter captions.
+    cleaned = [" ".join(tokenize_caption(caption)) for caption in as_string_list(captions, "captions")]
     return Vocabulary.from_texts(
         cleaned, level="word", max_size=max_size, min_count=min_count, lowercase=False, split_punctuation=False
     )
@@ -51,7 +53,7 @@ def caption_arrays(vocabulary, captions, max_length=None):
         `w_1 .. w_T <stop>`, padded with 0. Captions longer than
         `max_length - 1` words are cut (the `<stop>` is always kept).
     """
-    encoded = [vocabulary.lookup(tokenize_caption(c)) for c in captions]
+    encoded = [vocabulary.lookup(tokenize_caption(c)) for c in as_string_list(captions, "captions")]
     if not encoded:
         raise ValueError("Need at least one caption. Received: 0 captions")
     longest = max(len(e) for e in encoded) + 1

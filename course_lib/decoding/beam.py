@@ -50,6 +50,21 @@ def _where_rows(condition, when_true, when_false):
     return ops.where(condition, when_true, when_false)
 
 
+def check_greedy_length_penalty(beam_width, length_penalty):
+    """For `generate` methods, where `beam_width=1` means greedy decoding: refuses a `length_penalty` other than 1.0.
+
+    The penalty ranks the beam's finished hypotheses; greedy decoding has one
+    and returns its plain log-probability, so the value used to be accepted
+    and ignored. (`beam_search` itself, at width 1, still divides its score.)
+    """
+    if beam_width == 1 and length_penalty != 1.0:
+        raise ValueError(
+            "`length_penalty` ranks the hypotheses of beam search; greedy decoding (beam_width=1) has one and "
+            "would ignore it. Use beam_width >= 2, or leave length_penalty at 1.0. "
+            f"Received: length_penalty={length_penalty!r}, beam_width={beam_width!r}"
+        )
+
+
 def check_beam_options(beam_width, length_penalty, vocab_size=None, max_length=None):
     """Raises `ValueError` unless `beam_width` is a whole number >= 1 and `length_penalty` a finite number >= 0.
 

@@ -103,8 +103,9 @@ class Ensemble:
         return tuple(e[0] for e in encoded), tuple(e[1] for e in encoded), encoded[0][2]
 
     def generate(self, source, max_length=None, beam_width=1, length_penalty=1.0):
-        from course_lib.decoding.beam import beam_search_model
+        from course_lib.decoding.beam import beam_search_model, check_greedy_length_penalty
 
+        check_greedy_length_penalty(beam_width, length_penalty)  # width 1 returns the plain log-probability
         max_length = self.max_output_length if max_length is None else max_length
         for model in self.models:
             model.build()

@@ -7,7 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search, check_beam_options
+from course_lib.decoding.beam import beam_search, check_beam_options, check_greedy_length_penalty
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
@@ -18,6 +18,28 @@ from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 DECODERS = ("attention", "option1", "option2")
 ENCODERS = ("small", "features")
+
+# The settings of the small CNN, with their defaults: the features encoder reads none of them.
+CNN_DEFAULTS = {"image_size": 48, "cnn_filters": (16, 32, 64), "vector_dim": 256, "convs_per_block": 1,
+                "cnn_dropout": 0.0}
+# The settings of the small CNN the attentional decoder leaves unread: it never reads the fc7 vector, so its
+# encoder has no fc layer, and the dropout acts on that vector alone.
+FC_DEFAULTS = {"vector_dim": 256, "cnn_dropout": 0.0}
+FEATURE_DEFAULTS = {"feature_locations": None, "feature_channels": None, "feature_vector_dim": None}
+
+
+def unread_settings(encoder, decoder):
+    """The settings a captioner of this encoder and decoder never reads, with their defaults."""
+    unread = dict(CNN_DEFAULTS) if encoder == "features" else dict(FEATURE_DEFAULTS)
+    if decoder == "attention":
+        unread.update(FC_DEFAULTS)
+    return unread
+
+
+def _is_default(value, default):
+    if isinstance(default, tuple):
+        return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and tuple(value) == default
+    return value is default if default is None else (not isinstance(value, bool) and value == default)
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -57,7 +79,9 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         encoder: "small" or "features".
         image_size: side of the square input images (small encoder).
         cnn_filters, vector_dim, convs_per_block, cnn_dropout: `SmallCNNEncoder`
-            settings (`vector_dim` is ignored by the attentional decoder).
+            settings (small encoder). `vector_dim` and `cnn_dropout` (which acts
+            on the fc7 vector) are for the plain decoders: the attentional
+            decoder never reads the vector.
         feature_locations, feature_channels, feature_vector_dim: the backbone's
             `L`, `C` and `D` (features encoder).
         embedding_dim, units: decoder settings.
@@ -65,6 +89,9 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             the plain ones, which would ignore them).
         start_id, stop_id, pad_id: special token ids.
         max_output_length: default decoding length (`<stop>` included).
+
+    A setting the chosen encoder and decoder never read (`unread_settings`) is
+    refused unless it keeps its default (which `get_config` saves).
 
     Call arguments:
         inputs: a dict with `"image"` (small encoder) or `"locations"` and
@@ -106,21 +133,56 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
+        if not isinstance(deep_output, (bool, np.bool_)):  # "no" is truthy
+            raise ValueError(f"`deep_output` must be True or False. Received: deep_output={deep_output!r}")
         if decoder != "attention" and (attention_units is not None or deep_output):
             raise ValueError(
                 "`attention_units` and `deep_output` apply to the attentional decoder only. "
                 f"Received: attention_units={attention_units!r}, deep_output={deep_output!r}, decoder={decoder!r}"
             )
-        if encoder == "features" and not (feature_locations and feature_channels and feature_vector_dim):
+        if encoder == "features" and any(value is None for value in (
+                feature_locations, feature_channels, feature_vector_dim)):
             raise ValueError(
                 "The features encoder needs feature_locations, feature_channels and feature_vector_dim. "
-                f"Received: {feature_locations}, {feature_channels}, {feature_vector_dim}"
+                f"Received: feature_locations={feature_locations!r}, feature_channels={feature_channels!r}, "
+                f"feature_vector_dim={feature_vector_dim!r}"
+            )
+        # Counts are checked before any int(): 8.9 units used to become 8.
+        counts = {"vocab_size": vocab_size, "image_size": image_size, "embedding_dim": embedding_dim, "units": units,
+                  "max_output_length": max_output_length}
+        if attention_units is not None:
+            counts["attention_units"] = attention_units
+        if encoder == "features":
+            counts.update(feature_locations=feature_locations, feature_channels=feature_channels,
+                          feature_vector_dim=feature_vector_dim)
+        for name, value in counts.items():
+            check_count(value, name)
+        check_cnn_sizes(cnn_filters, vector_dim, convs_per_block)  # before int(): "32" is not (3, 2)
+        given = {"image_size": image_size, "cnn_filters": cnn_filters, "vector_dim": vector_dim,
+                 "convs_per_block": convs_per_block, "cnn_dropout": cnn_dropout,
+                 "feature_locations": feature_locations, "feature_channels": feature_channels,
+                 "feature_vector_dim": feature_vector_dim}
+        unread = {name: given[name] for name, default in unread_settings(encoder, decoder).items()
+                  if not _is_default(given[name], default)}
+        if unread:  # used to be accepted, saved and ignored
+            reasons = []
+            if encoder == "features" and set(unread) & set(CNN_DEFAULTS):
+                reasons.append("`image_size`, `cnn_filters`, `vector_dim`, `convs_per_block` and `cnn_dropout` "
+                               "set the small CNN encoder; the features encoder reads a backbone's features")
+            if encoder == "small" and set(unread) & set(FEATURE_DEFAULTS):
+                reasons.append("`feature_locations`, `feature_channels` and `feature_vector_dim` apply to the "
+                               "features encoder only")
+            if encoder == "small" and set(unread) & set(FC_DEFAULTS):
+                reasons.append("`vector_dim` and `cnn_dropout` (which acts on the fc7 vector) apply to the plain "
+                               "decoders only: the attentional decoder never reads the vector")
+            raise ValueError(
+                "; ".join(reasons) + ". Received: " + ", ".join(f"{name}={value!r}" for name, value in unread.items())
+                + f", encoder={encoder!r}, decoder={decoder!r}"
             )
         self.vocab_size = int(vocab_size)
         self.decoder_kind = decoder
         self.encoder_kind = encoder
         self.image_size = int(image_size)
-        check_cnn_sizes(cnn_filters, vector_dim, convs_per_block)  # before int(): "32" is not (3, 2)
         self.cnn_filters = tuple(int(f) for f in cnn_filters)
         self.vector_dim = int(vector_dim)
         self.convs_per_block = int(convs_per_block)
@@ -311,6 +373,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 raise ValueError(f"`{key}` holds NaN or infinite values. Received: {int(np.sum(~np.isfinite(value)))} of them")
         check_count(batch_size, "batch_size")
         check_beam_options(beam_width, length_penalty, self.vocab_size)
+        check_greedy_length_penalty(beam_width, length_penalty)
         max_length = self.max_output_length if max_length is None else max_length
         check_count(max_length, "max_length")
         function = self.decode_function(max_length, beam_width, length_penalty)
@@ -362,6 +425,10 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             # The captioning task saved its plain captioners with deep_output=True, which their decoders
             # never read, before the option was refused with them.
             config = {**config, "deep_output": False}
+        # `get_config` saves every setting, the unread ones too (a features-encoder captioner holds the CNN's
+        # sizes); ones saved before unread values were refused go back to the defaults the model ran as.
+        unread = unread_settings(config.get("encoder", "small"), config.get("decoder", "attention"))
+        config = {**config, **{name: default for name, default in unread.items() if name in config}}
         return super().from_config(config, custom_objects=custom_objects)
 
     def get_config(self):

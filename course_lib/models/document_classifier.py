@@ -28,6 +28,20 @@ from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 ENCODERS = ("han", "plain", "flat")
 
+# The options an encoder never reads, with the values it runs as (the defaults of `DocumentClassifier`).
+UNREAD_OPTIONS = {
+    "han": {},
+    "plain": {"attention_units": None, "sentence_state_dropout": 0.0},
+    "flat": {"sentence_units": 32, "bidirectional": True, "sentence_state_dropout": 0.0},
+}
+UNREAD_REASONS = {
+    "plain": "`attention_units` and `sentence_state_dropout` apply to the \"han\" encoder only (the plain "
+             "hierarchical encoder has no attention and no sentence-state dropout)",
+    "flat": "`sentence_units`, `sentence_state_dropout` and `bidirectional=False` apply to the hierarchical "
+            "encoders (\"han\", \"plain\") only (the flat encoder has no sentence level, and its GRU is always "
+            "bidirectional)",
+}
+
 
 @keras.saving.register_keras_serializable(package="course_lib")
 class FlatAttentionEncoder(keras.layers.Layer):
@@ -116,11 +130,15 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         word_units: word-level GRU size per direction.
         sentence_units: sentence-level GRU size per direction (hierarchical encoders).
         attention_units: size of `u_w`/`u_s` (default: the size of the states they score,
-            twice the GRU size when `bidirectional`).
-        bidirectional: bidirectional GRUs in the hierarchical encoders.
+            twice the GRU size when `bidirectional`); "han" and "flat".
+        bidirectional: bidirectional GRUs in the hierarchical encoders (the flat
+            encoder's is always bidirectional).
         dropout: dropout rate on the document vector `s` before the softmax.
         sentence_state_dropout: recurrent dropout of the HAN's sentence GRU
             (see `HierarchicalAttentionEncoder`).
+
+    An option the chosen encoder does not read (`UNREAD_OPTIONS`) is refused
+    unless it keeps its default.
 
     Call arguments:
         documents: integer ids `(batch, sentences, words)`.
@@ -149,6 +167,14 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
         if not isinstance(num_classes, int) or num_classes < 2:
             raise ValueError(f"`num_classes` must be an integer >= 2. Received: num_classes={num_classes!r}")
+        given = {"attention_units": attention_units, "sentence_units": sentence_units,
+                 "bidirectional": bidirectional, "sentence_state_dropout": sentence_state_dropout}
+        unread = {name: given[name] for name, default in UNREAD_OPTIONS[encoder].items() if given[name] != default}
+        if unread:  # used to be accepted, saved and ignored
+            raise ValueError(
+                f"{UNREAD_REASONS[encoder]}. Received: "
+                + ", ".join(f"{name}={value!r}" for name, value in unread.items()) + f", encoder={encoder!r}"
+            )
         self.vocab_size = vocab_size
         self.num_classes = num_classes
         self.encoder_kind = encoder
@@ -237,6 +263,15 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
     def build_by_example(self):
         """Creates every weight by running one tiny document."""
         self.call(ops.ones((1, 2, 3), dtype="int32"))
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        # Models saved before unread options were refused can hold them: the documents task once gave every
+        # encoder `sentence_units=50` on real data, and `model_kwargs` reached any encoder. The encoder never
+        # read them, so they are set back to the values it ran as.
+        unread = UNREAD_OPTIONS.get(config.get("encoder", "han"), {})
+        config = {**config, **{name: default for name, default in unread.items() if name in config}}
+        return super().from_config(config, custom_objects=custom_objects)
 
     def get_config(self):
         return {

@@ -7,7 +7,7 @@ from keras import ops
 from course_lib.compiling import compile_once
 from course_lib.decoders.attention_gru import AttentionGRUDecoder
 from course_lib.decoders.plain_gru import PlainGRUDecoder
-from course_lib.decoding.beam import beam_search_model, check_beam_options, check_source
+from course_lib.decoding.beam import beam_search_model, check_beam_options, check_greedy_length_penalty, check_source
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.freezing import pass_trainable_down
@@ -47,7 +47,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
             `units`). A bidirectional encoder with `encoder_units=units // 2`
             gives annotations `h_j` of size `units`, as a one-directional one.
         attention: `True` for the attentional decoder, `False` for the plain one.
-        option: for the plain decoder, 1 (`s_0 = h_T`) or 2 (`h_T` at every step).
+        option: for the plain decoder, 1 (`s_0 = h_T`) or 2 (`h_T` at every step);
+            with `attention=True` only 1 (the default) is accepted.
         bidirectional: bidirectional encoder with the bridge to `s_0`.
         attention_units: hidden size of the scoring network.
         deep_output: output layer reads `[s_t; c_t; e(y_{t-1})]`.
@@ -108,6 +109,11 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.conditional = conditional
         if option not in (1, 2):  # checked with attention too: the value is saved in the config
             raise ValueError(f"`option` must be 1 or 2 (used by the plain decoder). Received: option={option}")
+        if option != 1 and attention:  # used to be accepted, saved and ignored
+            raise ValueError(
+                "`option` chooses how the plain decoder reads the encoding; the attentional decoder reads every "
+                f"`h_j` through its attention and has no option 2. Received: option={option}, attention={attention}"
+            )
         if alignment_loss_weight < 0 or (alignment_loss_weight and not attention):
             raise ValueError(
                 "`alignment_loss_weight` must be >= 0, and supervises the attentional decoder only. "
@@ -235,11 +241,13 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         With `beam_width > 1` beam search is used: `tokens`/`alignments` hold the
         best hypothesis, `scores` its length-normalised score (see
         `course_lib.decoding.beam`), `log_probs` its log-probability, and the
-        `beam_*` entries all k hypotheses.
+        `beam_*` entries all k hypotheses. `length_penalty` ranks the beam's
+        hypotheses, so greedy decoding takes only the default, 1.0.
         """
         source = check_source(source, self.source_vocab_size)
         max_length = self.max_output_length if max_length is None else max_length
         check_beam_options(beam_width, length_penalty, self.target_vocab_size, max_length)
+        check_greedy_length_penalty(beam_width, length_penalty)
         self.build()
         if beam_width > 1:
             return beam_search_model(self, source, max_length, beam_width, length_penalty)
@@ -275,6 +283,9 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
             # Plain models saved before `attention_units` was refused with them hold the translation
             # task's value, which the plain decoder never read.
             config = {**config, "attention_units": None}
+        if config.get("attention", True) and config.get("option", 1) == 2:
+            # Attentional models saved before `option=2` was refused with them: the decoder never read it.
+            config = {**config, "option": 1}
         return super().from_config(config, custom_objects=custom_objects)
 
     def get_config(self):

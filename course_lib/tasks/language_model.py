@@ -38,9 +38,17 @@ def load_corpus(settings=None, seed=0):
 
 
 def batches(split, batch_size, seed=0):
-    """An endless shuffled stream of `(inputs, targets)` batches."""
-    rng = np.random.default_rng(seed)
+    """An endless shuffled stream of `(inputs, targets)` batches of exactly `batch_size` rows."""
     count = len(split["inputs"])
+    if count < batch_size:  # the stream would never yield: training used to wait forever
+        raise ValueError(
+            f"A batch of {batch_size} rows needs at least that many training rows. "
+            f"Received: {count} rows, batch_size={batch_size}"
+        )
+    return _shuffled_batches(split, batch_size, count, np.random.default_rng(seed))
+
+
+def _shuffled_batches(split, batch_size, count, rng):
     while True:
         order = rng.permutation(count)
         for start in range(0, count - batch_size + 1, batch_size):
@@ -57,6 +65,9 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     `report_every` (loss `i` covers the steps up to `(i + 1) * report_every`),
     `valid_perplexity`, `unigram_perplexity`. Exactly `settings["steps"]`
     steps are trained.
+
+    `train` and `valid` (`load_corpus` splits) are given together or not at
+    all; without them both are loaded.
     """
     import keras
 
@@ -68,7 +79,15 @@ def train_language_model(cell="gru", train=None, valid=None, settings=None, seed
     check_ranges(settings, "the language model's settings",
                  positive_integers=("num_train", "num_valid", "embedding_dim", "units", "steps", "batch_size"),
                  positive=("learning_rate",))
-    if train is None or valid is None:
+    if (train is None) != (valid is None):
+        # Loading only the missing part would draw it from the generated corpus, which need not match (or
+        # stay apart from) the part given; reloading both used to throw the given part away.
+        given = lambda part: "None" if part is None else f"<{type(part).__name__}>"  # noqa: E731
+        raise ValueError(
+            "Give both `train` and `valid`, or neither (both are then loaded from the generated corpus). "
+            f"Received: train={given(train)}, valid={given(valid)}"
+        )
+    if train is None:
         train, valid = load_corpus(settings, seed=seed)
     keras.utils.set_random_seed(seed)
     layer = RNNLanguageModel(

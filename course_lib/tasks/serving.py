@@ -31,7 +31,7 @@ def _string_module_class():
         def __init__(self, model, source_vocab, target_vocab, max_length=None):
             super().__init__(name="string_seq2seq")
             self.model = model
-            self.max_length = int(max_length or model.max_output_length)
+            self.max_length = int(model.max_output_length if max_length is None else max_length)
             self.source_settings = (source_vocab.level, source_vocab.lowercase,
                                     source_vocab.split_punctuation, source_vocab.form)
             self.separator = target_vocab.separator
@@ -75,9 +75,16 @@ def _string_module_class():
 
 
 def string_module(model, source_vocab, target_vocab, max_length=None):
-    """The `tf.Module` with a `translate(tf.string[None]) -> tf.string[None]` function."""
+    """The `tf.Module` with a `translate(tf.string[None]) -> tf.string[None]` function.
+
+    `max_length`: the most output tokens (default: the model's `max_output_length`).
+    """
     import keras
 
+    from course_lib.layers.masking import check_count
+
+    if max_length is not None:  # 0 used to mean the default, and 2.7 was cut to 2
+        check_count(max_length, "max_length")
     backend = keras.backend.backend()
     if backend != "tensorflow":
         raise ValueError(

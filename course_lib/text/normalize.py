@@ -59,7 +59,7 @@ def normalize_tensor(texts, lowercase=False, split_punctuation=False, form="NFKC
     return tf.strings.strip(texts)
 
 
-def _as_string_list(texts, name="texts"):
+def as_string_list(texts, name="texts"):
     if isinstance(texts, (str, bytes)):
         raise ValueError(
             f"`{name}` must be a list of strings, not a single string. Received: {name}={texts!r:.80}"
@@ -86,7 +86,7 @@ def normalize(texts, lowercase=False, split_punctuation=False, form="NFKC"):
 
     See the module docstring for the steps. Empty input gives an empty list.
     """
-    texts = _as_string_list(texts)
+    texts = as_string_list(texts)
     if not texts:
         return []
     normalized = normalize_tensor(texts, lowercase, split_punctuation, form)

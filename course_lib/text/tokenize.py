@@ -6,7 +6,7 @@ way Devanagari is usually modelled: a matra, nukta, virama or chandrabindu is
 a token of its own, and `क्ष` is `क` + `्` + `ष`.
 """
 
-from course_lib.text.normalize import _as_string_list, normalize_tensor
+from course_lib.text.normalize import as_string_list, normalize_tensor
 
 LEVELS = ("word", "char")
 
@@ -33,7 +33,7 @@ def tokenize_tensor(texts, level="word", lowercase=False, split_punctuation=Fals
 
 def tokenize(texts, level="word", lowercase=False, split_punctuation=False, form="NFKC"):
     """Normalises and splits a list of strings; returns a list of token lists."""
-    texts = _as_string_list(texts)
+    texts = as_string_list(texts)
     if not texts:
         return []
     ragged = tokenize_tensor(texts, level, lowercase, split_punctuation, form)

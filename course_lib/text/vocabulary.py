@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from course_lib.text.normalize import NORMALIZATION_FORMS, _as_string_list
+from course_lib.text.normalize import NORMALIZATION_FORMS, as_string_list
 from course_lib.text.tokenize import check_level, tokenize
 
 PAD, GO, STOP, UNK = 0, 1, 2, 3
@@ -117,7 +117,7 @@ class Vocabulary:
                 instead of raising `ValueError`.
             length: pad (never cut) to this many columns.
         """
-        texts = _as_string_list(texts)
+        texts = as_string_list(texts)
         rows = self.tokenize(texts)
         if not allow_empty:
             empty = [i for i, row in enumerate(rows) if not row]

@@ -37,8 +37,10 @@ def build_captioner(settings, vocabulary, feature_shapes=None):
 
     common = dict(
         decoder=settings["decoder"], embedding_dim=settings["embedding_dim"], units=settings["units"],
-        max_output_length=settings["max_length"], deep_output=settings.get("deep_output", False),
+        max_output_length=settings["max_length"],
     )
+    if settings["decoder"] == "attention":  # the plain decoders have no deep output
+        common["deep_output"] = settings.get("deep_output", False)
     if settings["encoder"] == "small":
         return ImageCaptioner(len(vocabulary), encoder="small", image_size=settings["image_size"],
                               cnn_filters=settings["cnn_filters"], **common)

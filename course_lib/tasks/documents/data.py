@@ -1,5 +1,6 @@
 """Where documents come from (generated, a BBC folder or a CSV file), their train/valid/test split, padding limits."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,14 +31,18 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
         data: None / "generated", a BBC folder or a CSV file.
         seed: seed of the generated data or of the split of real data.
         sizes: for generated data, `(train, valid, test)` counts (default by profile).
-        class_names: fixed class order (when evaluating a trained model).
+        class_names: fixed class order (when evaluating a trained model); generated documents'
+            labels are matched to it by name.
     """
     kind = data_kind(data)
     if kind == GENERATED:
         from course_lib.data.documents import document_splits
 
         train, valid, test = sizes or pick(fast=(1200, 200, 400), full=(4000, 500, 1000))
-        return document_splits(train=train, valid=valid, test=test, seed=seed)
+        splits = document_splits(train=train, valid=valid, test=test, seed=seed)
+        return splits if class_names is None else {
+            name: in_class_order(documents, class_names) for name, documents in splits.items()
+        }
     from course_lib.data.bbc import FALLBACK_NOTE, duplicate_groups, split_indices
 
     if kind == "bbc":
@@ -67,6 +72,27 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
     splits = {name: documents.subset(idx) for name, idx in parts.items()}
     splits["all"] = documents
     return splits
+
+
+def in_class_order(documents, class_names):
+    """`documents` with their labels renumbered to index `class_names` (a trained model's order).
+
+    A model trained on a CSV file numbers its classes in sorted order (business,
+    politics, sport, technology); the generated documents number them as
+    `data.documents.CLASS_NAMES` does (sport, politics, technology, business).
+    Scoring one against the other by number would count right answers as wrong.
+    Classes are matched by name, as a CSV file's labels are; a generated class
+    the model does not know is refused.
+    """
+    class_names = tuple(class_names)
+    unknown = [name for name in documents.class_names if name not in class_names]
+    if unknown:
+        raise ValueError(
+            f"The model was trained on classes {class_names}; the generated documents' classes "
+            f"{documents.class_names} are not all among them. Received: --data {GENERATED!r}"
+        )
+    index = np.asarray([class_names.index(name) for name in documents.class_names])
+    return replace(documents, labels=index[np.asarray(documents.labels, dtype=int)], class_names=class_names)
 
 
 def without_duplicates(documents):

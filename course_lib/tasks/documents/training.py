@@ -49,7 +49,7 @@ def train_documents(
         out: folder to write `model.keras`, the pipeline and `training.json`.
         seed: data and initialisation seed.
         splits: ready `load_splits` output (skips loading).
-        sizes: generated-data sizes `(train, valid, test)`.
+        sizes: generated-data sizes `(train, valid, test)`; refused for other data.
         max_sentences, max_words: padding limits (default by data kind).
         max_vocab: most words in the vocabulary.
         model_kwargs: extra `DocumentClassifier` arguments (embedding_dim, word_units, ...).
@@ -66,6 +66,11 @@ def train_documents(
                   "max_vocab": max_vocab}, "train_documents",
                  positive_integers=("epochs", "batch_size", "max_sentences", "max_words", "max_vocab"))
     kind = data_kind(data)
+    if sizes is not None and kind != GENERATED:
+        raise ValueError(
+            "--sizes (`sizes`) sets how many documents are generated; it does not apply to a BBC folder or "
+            f"a CSV file, which is split 70/10/20. Received: sizes={sizes!r} with --data {str(data)!r}"
+        )
     splits = splits or load_splits(data, seed=seed, sizes=sizes)
     check_parts_not_empty(splits, ("train", "valid", "test"), data)
     default_sentences, default_words = default_limits(kind)

@@ -11,7 +11,7 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
-from course_lib.tasks.translation.training import train
+from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, train
 from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint
 from course_lib.training.profiles import current_profile
 
@@ -67,7 +67,13 @@ def _train_command(args):
         check_resume_keeps(args.out, saved_config, {
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
             "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
+            # The data: another seed re-splits the generated corpus (the run would train on its own test pairs).
+            "seed": args.seed, "max_train": args.max_train, "batch_size": args.batch_size,
+            "supervised_pairs": args.supervised_pairs,
         })
+        for name in RESUMED_DATA_SETTINGS:  # left out on this command line: the run's own, not the profile's
+            if name in saved_config:
+                setattr(config, name, saved_config[name])
     check_supervision(config.supervised_pairs,  # the model's weight: a resumed run keeps its own
                       saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight)
     source_path = Path(args.out) / TRAIN_DATA_FILE
@@ -110,6 +116,11 @@ def _evaluate_command(args):
 
 def _translate_command(args):
     translator = Translator.load(args.model)
+    if args.heatmap and not translator.model.attention:  # its "attention" was all zeros, saved as a heat map
+        raise ValueError(
+            f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention), which has no "
+            f"attention to draw; leave out --heatmap. Received: --heatmap {str(args.heatmap)!r}"
+        )
     texts = args.text
     if not texts or not any(t.strip() for t in texts):
         raise ValueError("Nothing to translate: give the text as an argument, e.g. \"I am going home\".")
@@ -141,7 +152,9 @@ def register_cli(commands):
                         help="supervise attention with the generated corpus's gold alignment (squared error, this weight)")
     parser.add_argument("--supervised-pairs", type=positive_int, default=None,
                         help="with --alignment-loss-weight: only the first N training pairs carry the alignment")
-    parser.add_argument("--seed", type=random_seed, default=0)
+    parser.add_argument("--seed", type=random_seed, default=None,
+                        help="seed of the generated corpus's split, the initial weights and the batch order "
+                             "(default 0; a resumed run keeps its own)")
     parser.add_argument("--out", required=True, type=output_folder, help="model folder (resumes when it holds a checkpoint)")
     parser.set_defaults(handler=_train_command)
 

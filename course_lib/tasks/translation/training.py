@@ -24,6 +24,23 @@ def _checkpoint_callback(translator, out_dir):
     return EpochCheckpoint()
 
 
+RESUMED_DATA_SETTINGS = ("seed", "max_train", "batch_size", "supervised_pairs")  # what the epochs to come read
+
+
+def _check_same_data(out_dir, saved, config):
+    """Refuses to resume a run with settings that change its data: `seed` re-splits the generated corpus (the
+    run would train on its own test pairs) and orders the batches, `max_train` and `supervised_pairs` choose the
+    pairs, `batch_size` the steps."""
+    changed = [name for name in RESUMED_DATA_SETTINGS if getattr(saved, name) != getattr(config, name)]
+    if changed:
+        raise ValueError(
+            f"{os.fspath(out_dir)!r} holds a run trained with "
+            + ", ".join(f"{name}={getattr(saved, name)!r}" for name in changed)
+            + "; resuming it needs the same data (keep these, or use another --out folder). Received: "
+            + ", ".join(f"{name}={getattr(config, name)!r}" for name in changed)
+        )
+
+
 def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     """Trains (or resumes) a translator.
 
@@ -33,7 +50,9 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
             generated corpus split with `config.seed`.
         out_dir: folder written after every epoch; when it already holds a
             checkpoint, training resumes from its last epoch (the saved model,
-            optimizer state and vocabularies win over `config`'s sizes).
+            optimizer state and vocabularies win over `config`'s sizes;
+            `config` must keep the run's `seed`, `max_train`, `batch_size`
+            and `supervised_pairs`, which choose its data).
 
     Returns:
         `(translator, seconds)`.
@@ -58,6 +77,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
                 f"{os.fspath(out_dir)!r} holds a {translator.direction} model; asked for {config.direction}. "
                 "Use another --out folder."
             )
+        _check_same_data(out_dir, translator.config, config)
         translator.config.epochs = config.epochs
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {translator.epochs_done}.")

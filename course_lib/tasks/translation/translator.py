@@ -29,8 +29,8 @@ def build_model(config, source_vocab_size, target_vocab_size):
         bidirectional=True, deep_output=config.attention,
         attention_units=config.attention_units if config.attention else None,
         max_output_length=config.max_output_length,
-        conditional=config.conditional and config.attention,
-        alignment_loss_weight=config.alignment_loss_weight if config.attention else 0.0,
+        conditional=config.conditional,  # with attention=False, `TranslationConfig.check` and Seq2Seq refuse
+        alignment_loss_weight=config.alignment_loss_weight,  # both rather than drop them
     )
     model.build()
     model.compile(keras.optimizers.Adam(config.learning_rate, clipnorm=1.0),

@@ -110,6 +110,9 @@ def _evaluate_command(args):
     if args.rerank_weight is not None and not args.rerank_with:
         raise ValueError("--rerank-weight weighs the models of --rerank-with, which were not given. "
                          f"Received: --rerank-weight {args.rerank_weight}")
+    if args.length_penalty != 1.0 and args.beam < 2:  # greedy decoding has no hypotheses to rank: it was ignored
+        raise ValueError("--length-penalty ranks the hypotheses of beam search; greedy decoding would ignore it. "
+                         f"Use --beam 2 or more. Received: --length-penalty {args.length_penalty} --beam {args.beam}")
     if args.metrics_json:
         check_file_outside_runs(args.metrics_json, "--metrics-json", *args.model, *(args.rerank_with or []))
     model, source_vocab, target_vocab, state = load_ensemble(args.model)
@@ -129,7 +132,8 @@ def _evaluate_command(args):
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
                        length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
                        reranker=reranker, rerank_weight=rerank_weight)
-    summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width", "seconds")}
+    summary = {k: metrics[k] for k in ("word_accuracy", "top_k_accuracy", "cer", "words", "beam_width",
+                                       "length_penalty", "seconds") if k in metrics}  # length_penalty: beam only
     summary["test_file"] = args.test or "generated test set"
     summary["models"] = list(args.model)
     if args.rerank_with:
@@ -143,6 +147,11 @@ def _evaluate_command(args):
 
 def _transliterate_command(args):
     model, source_vocab, target_vocab, state = load_run(args.model)
+    if args.heatmap and not model.attention:  # its "attention" was all zeros, saved as heat maps
+        raise ValueError(
+            f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention), which has no "
+            f"attention to draw; leave out --heatmap. Received: --heatmap {str(args.heatmap)!r}"
+        )
     words = [w for w in args.words if w.strip()]
     if not words:
         raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
@@ -201,7 +210,9 @@ def register_cli(commands):
                                  help="folder written by `train transliteration`; repeat it to decode with an ensemble")
     evaluate_parser.add_argument("--test", help="test file (.csv or .tsv; default: the generated test set)")
     evaluate_parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
-    evaluate_parser.add_argument("--length-penalty", type=float, default=1.0)
+    evaluate_parser.add_argument("--length-penalty", type=non_negative_float, default=1.0,
+                                 help="with --beam 2 or more: beam scores are log P / length ** this "
+                                      "(0: raw log-probability; default 1, the mean per token)")
     evaluate_parser.add_argument("--rerank-with", metavar="DIR", action="append",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
                                       "--right-to-left) that reranks the beam; repeat it to average several")

@@ -20,8 +20,7 @@ class TransliterationConfig:
     source_noise: float = 0.0  # share of source letters replaced by <unk> in training
     target_noise: float = 0.0  # share of decoder inputs replaced by <unk> in training
     label_smoothing: float = 0.0
-    beam_width: int = 5
-    length_penalty: float = 1.0
+    beam_width: int = 5  # notebook 06 decodes with it (the command line takes --beam)
     max_output_length: int = 32
     train_words: int = 4000  # generated set only
     drop_vowel_length: float = 0.0  # generated set only: share of long vowels typed short (aa -> a)
@@ -61,7 +60,7 @@ class TransliterationConfig:
                      positive_integers=("epochs", "batch_size", "embedding_dim", "units", "beam_width",
                                         "max_output_length", "train_words", "valid_words", "test_words",
                                         "steps_per_execution"),
-                     positive=("learning_rate", "clipnorm"), non_negative=("length_penalty",),
+                     positive=("learning_rate", "clipnorm"),
                      fractions=("final_learning_rate_fraction", "source_noise", "target_noise", "label_smoothing",
                                 "drop_vowel_length"))
 

@@ -23,12 +23,15 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
         its length and `<stop>` included), `sources` (the roman letters).
     """
     from course_lib.data.buckets import batched_generate
+    from course_lib.decoding.beam import check_beam_options, check_greedy_length_penalty
 
+    check_beam_options(beam_width, length_penalty)
+    check_greedy_length_penalty(beam_width, length_penalty)  # an ensemble's greedy decoding would ignore it too
     words = list(words)
     if not words:
         raise ValueError("No words to transliterate. Received: 0 words")
     source = source_vocab.encode(words)
-    generate_kwargs = {"max_length": max_length or model.max_output_length}
+    generate_kwargs = {"max_length": model.max_output_length if max_length is None else max_length}  # 0: refused
     if beam_width > 1:
         generate_kwargs.update(beam_width=beam_width, length_penalty=length_penalty)
     output = batched_generate(model, source, batch_size=batch_size, **generate_kwargs)
@@ -79,8 +82,9 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
 
     Returns:
         A dict: `word_accuracy`, `top_k_accuracy` (k = `beam_width`), `cer`,
-        `words` (distinct roman words scored), `beam_width`, `seconds`, and
-        the per-word `predictions`, `candidates`, `references`, `test_words`.
+        `words` (distinct roman words scored), `beam_width`, with beam search
+        the `length_penalty` it ranked by, `seconds`, and the per-word
+        `predictions`, `candidates`, `references`, `test_words`.
     """
     from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
 
@@ -97,6 +101,7 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
         "cer": character_error_rate(decoded["predictions"], references),
         "words": len(words),
         "beam_width": int(beam_width),
+        **({"length_penalty": float(length_penalty)} if beam_width > 1 else {}),
         "seconds": seconds,
         "predictions": decoded["predictions"],
         "candidates": decoded["candidates"],
