@@ -9,6 +9,10 @@ length, and writes them to OUT/NAME/summary.json.
     python benchmarks/translation_quality.py --direction hi-en --out runs/translation
     python benchmarks/translation_quality.py --direction hi-en --no-attention --out runs/translation
 
+`--conditional` and `--alignment-loss-weight` need attention: with `--no-attention` the run is
+refused (a plain model has no attention to condition or supervise); `--supervised-pairs` needs
+`--alignment-loss-weight`.
+
 `COURSE_PROFILE=fast` runs the short CI budget instead.
 """
 
@@ -29,9 +33,9 @@ def main(argv=None):
     parser.add_argument("--epochs", type=int, default=None)
     parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--conditional", action="store_true", default=None,
-                        help="conditional GRU decoder step (the query reads the previous word first)")
+                        help="conditional GRU decoder step (the query reads the previous word first); attention only")
     parser.add_argument("--alignment-loss-weight", type=float, default=None,
-                        help="supervise attention with the gold alignment (squared error, this weight)")
+                        help="supervise attention with the gold alignment (squared error, this weight); attention only")
     parser.add_argument("--supervised-pairs", type=int, default=None,
                         help="with --alignment-loss-weight: only this many training pairs carry the gold alignment")
     parser.add_argument("--beam", type=int, default=4)

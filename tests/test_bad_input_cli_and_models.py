@@ -355,6 +355,23 @@ def test_an_attentional_model_saved_with_option_2_still_loads():
     np.testing.assert_array_equal(loaded.generate(source)["tokens"], model.generate(source)["tokens"])
 
 
+def test_check_unread_options_refuses_what_differs_from_the_defaults():
+    # The one check behind Seq2Seq, ImageCaptioner and DocumentClassifier's refusals of unread options.
+    from course_lib.layers.masking import check_unread_options
+
+    defaults = {"sizes": (16, 32), "units": None, "flag": False, "rate": 0.0}
+    same = {"sizes": [16, 32], "units": None, "flag": 0, "rate": 0.0, "read": 5}  # a list for a tuple; 0 for False
+    check_unread_options(same, defaults, "never raised")
+    with pytest.raises(ValueError, match=r"^`units` and `rate` apply to X only\. Received: units=8, rate=0\.5, "
+                                         r"kind='y'$"):
+        check_unread_options({**same, "units": 8, "rate": 0.5}, defaults, "`units` and `rate` apply to X only",
+                             kind="y")
+    # A bool is no number (False is not a rate of 0.0), a string no sequence; the reason may depend on the names.
+    for name, value in (("rate", False), ("sizes", "ab"), ("flag", "no")):
+        with pytest.raises(ValueError, match=f"^{name} differs. Received: {name}={value!r}$"):
+            check_unread_options({**same, name: value}, defaults, lambda names: f"{' '.join(sorted(names))} differs")
+
+
 @pytest.mark.parametrize(
     "options, received",
     [(dict(teacher_forcing_ratio=0.5), "teacher_forcing_ratio=0.5"), (dict(deep_output=True), "deep_output=True"),

@@ -205,8 +205,15 @@ def test_a_float_mask_is_refused_not_cast_to_booleans(mask):
             layer(*arguments, mask=mask)
     with pytest.raises(ValueError, match="Received: mask.dtype=float32"):
         masked_softmax(np.zeros((3, 5), "float32"), mask)
+    # `values_mask` (and `mask` given with it) used to be cast to booleans before any check.
+    boolean = np.array([[True, True, True, False, False]] * 3)
+    for masks in (dict(values_mask=mask), dict(mask=mask, values_mask=boolean), dict(mask=boolean, values_mask=mask)):
+        with pytest.raises(ValueError, match="must be boolean.*Received: mask.dtype=float32"):
+            BahdanauAttention(4)(query, values, **masks)
     _, weights = BahdanauAttention(4)(query, values, mask=np.array([[1, 1, 1, 0, 0]] * 3, "int32"))
     np.testing.assert_array_equal(np.asarray(weights)[:, 3:], 0.0)  # 0/1 integers still work
+    _, weights = BahdanauAttention(4)(query, values, mask=np.ones((3, 5), "int32"), values_mask=boolean)
+    np.testing.assert_array_equal(np.asarray(weights)[:, 3:], 0.0)
 
 
 def test_float64_policy_keeps_the_softmax_in_float64():

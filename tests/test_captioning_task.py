@@ -43,6 +43,26 @@ def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
     assert f"{out} holds an earlier captioning run; its files are replaced by this one's" in capsys.readouterr().out
 
 
+def test_caption_overlay_of_a_plain_captioner_is_refused(tmp_path, capsys):
+    # It used to caption, print "no overlay written" and exit 0; now refused like `translate --heatmap`.
+    out = tmp_path / "plain"
+    assert main(["train", "captioning", "--decoder", "option1", "--train-size", "20", "--epochs", "1",
+                 "--profile", "fast", "--out", str(out)]) == 0
+    from course_lib.data.shapes import generate_shapes
+
+    image_path = tmp_path / "shape.png"
+    Image.fromarray(generate_shapes(1, seed=9).images[0]).save(image_path)
+    overlay = tmp_path / "overlays" / "overlay.png"
+    capsys.readouterr()
+    assert main(["caption", "--model", str(out), str(image_path), "--overlay", str(overlay)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("course-lib: error:") and len(captured.err.strip().splitlines()) == 1
+    assert (f"{str(out)!r} holds a captioner with the plain option1 decoder, which has no attention to draw; "
+            f"leave out --overlay. Received: --overlay {str(overlay)!r}") in captured.err
+    assert captured.out == "" and not (tmp_path / "overlays").exists()  # refused before captioning
+    assert main(["caption", "--model", str(out), str(image_path)]) == 0
+
+
 def _tiny_flickr(tmp_path):
     images = tmp_path / "Images"
     images.mkdir()

@@ -369,6 +369,31 @@ def test_float64_policy_gives_float64_logits_everywhere():
         keras.config.set_dtype_policy(previous)
 
 
+def test_float64_policy_decodes_in_float64():
+    """Greedy and beam decoding and the language model's sampling sum their log-probabilities in the
+    logits' dtype: under float64 they failed (AddV2 float vs double) or dropped to float32."""
+    from course_lib.models.language_model import RNNLanguageModel
+
+    source, _, _ = _reversal_batch(batch=2)
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("float64")
+    try:
+        for attention in (True, False):
+            model = Seq2Seq(14, 14, embedding_dim=8, units=16, attention=attention)
+            for beam_width in (1, 2):
+                result = model.generate(source, max_length=4, beam_width=beam_width)
+                assert result["scores"].dtype == np.float64, (attention, beam_width)
+                assert result["alignments"].dtype == np.float64, (attention, beam_width)
+                assert np.all(np.isfinite(result["scores"]))
+        language_model = RNNLanguageModel(10, 4, 8)
+        for temperature in (0.0, 1.0):
+            tokens, log_probs = language_model.generate(2, 5, temperature=temperature)
+            assert tokens.shape == (2, 5) and log_probs.dtype == np.float64
+            assert np.all(np.isfinite(log_probs)) and np.all(log_probs <= 0)
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
 def test_seq2seq_masks_its_own_pad_id_in_the_source():
     keras.utils.set_random_seed(0)
     model = Seq2Seq(12, 10, embedding_dim=4, units=6, pad_id=3)

@@ -49,21 +49,38 @@ def test_resume_refuses_other_direction(trained):
         task.train(config, hindi_english.generate_pairs()[:10], out_dir=out, verbose=0)
 
 
-@pytest.mark.parametrize("setting, value", [("seed", 1), ("max_train", 128), ("batch_size", 16),
+@pytest.mark.parametrize("setting, value", [("seed", 1), ("max_train", 128), ("max_train", None), ("batch_size", 16),
                                             ("supervised_pairs", 10)])
 def test_resume_refuses_settings_that_change_the_data(trained, setting, value):
     # Another seed re-split the generated corpus (the run trained on its own test pairs); the others chose other
     # pairs or steps. All used to be accepted.
     out, _ = trained
     before = (out / "state.json").read_text()
-    config = task.TranslationConfig.for_profile(direction="en-hi", **{**TINY, "epochs": 3, setting: value})
+    config = task.TranslationConfig.for_profile(direction="en-hi", **{**TINY, "epochs": 3})
+    setattr(config, setting, value)  # max_train=None: every pair (`for_profile` would read it as "the profile's")
     if setting == "supervised_pairs":
         config.alignment_loss_weight = 1.0  # what supervised_pairs needs, so the config itself passes its check
     saved = {**TINY, "seed": 0, "supervised_pairs": None}[setting]
-    with pytest.raises(ValueError, match=rf"trained with {setting}={saved}; resuming it needs the same data.*"
-                                         rf"Received: {setting}={value}"):
+    with pytest.raises(ValueError, match=rf"trained with {setting}={saved}; resuming it needs the same data and "
+                                         rf"batches.*Received: {setting}={value}"):  # None too: every pair
         task.train(config, out_dir=out, verbose=0)
     assert (out / "state.json").read_text() == before
+
+
+def test_the_cli_leaves_the_data_settings_to_train(trained, tmp_path, capsys):
+    # The CLI no longer checks seed, max_train, batch_size and supervised_pairs itself: `train` refuses them
+    # before it writes anything, train_data.json included (a run made from Python has none yet).
+    import shutil
+
+    from course_lib.cli import main
+
+    out = tmp_path / "copy"
+    shutil.copytree(trained[0], out)
+    before = (out / "state.json").read_text()
+    assert main(["train", "translation", "--direction", "en-hi", "--epochs", "3", "--seed", "1",
+                 "--out", str(out)]) == 2
+    assert "trained with seed=0; resuming it needs the same data and batches" in capsys.readouterr().err
+    assert (out / "state.json").read_text() == before and not (out / "train_data.json").exists()
 
 
 @pytest.mark.parametrize("setting, value", [("alignment_loss_weight", 0.5), ("conditional", True)])
@@ -213,6 +230,11 @@ def test_cli_plain_model(tmp_path, capsys):
     assert captured.err.startswith("course-lib: error:") and len(captured.err.strip().splitlines()) == 1
     assert "no attention to draw; leave out --heatmap. Received: --heatmap" in captured.err
     assert captured.out == "" and not heatmap.exists()
+    # The library's `heatmap` refuses it too (it used to draw the all-zero map).
+    with pytest.raises(ValueError, match=r"This translator is a plain encoder-decoder \(attention=False\), which has "
+                                         r"no attention to draw.*Received: a translator with attention=False"):
+        task.heatmap(task.Translator.load(out), "I am going home", path=heatmap)
+    assert not heatmap.exists()
     assert main(["translate", "--model", str(out), "I am going home"]) == 0
 
     # Resuming with another seed re-split the generated corpus: the run trained on its own test pairs.

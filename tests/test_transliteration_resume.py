@@ -126,6 +126,13 @@ def test_heatmap_of_a_plain_model_is_refused(resumed, tmp_path, capsys):
            f"--heatmap. Received: --heatmap {str(image)!r}" in captured.err
     assert captured.out == "" and not (tmp_path / "new").exists()  # refused before decoding
     assert main(["transliterate", "--model", str(resumed["out"]), "ghar"]) == 0
+    # The library refuses it too: `heatmap_examples` used to return the all-zero alignments to draw.
+    model, source_vocab, target_vocab, _ = task.load_run(resumed["out"])
+    decoded = task.transliterate_words(model, source_vocab, target_vocab, ["ghar"])
+    assert decoded["attention"] is False
+    with pytest.raises(ValueError, match=r"decoded by a plain encoder-decoder \(attention=False\), which has no "
+                                         r"attention to draw.*Received: decoded\['attention'\]=False"):
+        task.heatmap_examples(["ghar"], decoded, target_vocab)
 
 
 def test_a_folder_without_its_model_starts_a_new_run(resumed, tmp_path):

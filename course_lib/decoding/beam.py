@@ -32,6 +32,7 @@ from keras import ops
 
 from course_lib.compiling import compile_once
 from course_lib.layers.masking import check_count, check_token_range
+from course_lib.layers.precision import decoding_dtype
 from course_lib.recurrence import scan
 
 # A finite "minus infinity": keeps arithmetic free of inf - inf = NaN.
@@ -158,7 +159,9 @@ def beam_search(
     rows = batch * beam_width
     memory = keras.tree.map_structure(lambda t: _tile(t, beam_width), memory)
     state = keras.tree.map_structure(lambda t: _tile(t, beam_width), start_state)
-    dtype = "float32"  # scores and weights: float16 would turn _IMPOSSIBLE into -inf and lose precision
+    # Scores and weights in at least float32 (float64 under a float64 policy): float16 would turn
+    # _IMPOSSIBLE into -inf and lose precision.
+    dtype = decoding_dtype(decoder, start_state)
     first_tokens = ops.full((rows,), start_id, "int32")  # (batch*k,)
     src_len = _source_length(decoder, memory, first_tokens, state)
 

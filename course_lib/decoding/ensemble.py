@@ -17,6 +17,8 @@ import math
 
 from keras import ops
 
+from course_lib.layers.masking import check_mask_dtype
+
 
 class EnsembleDecoder:
     """The decoder protocol (`prepare_memory`, `start_state`, `step`) over several decoders.
@@ -34,6 +36,7 @@ class EnsembleDecoder:
             decoder.prepare_memory(outputs, state, source_mask)
             for decoder, outputs, state in zip(self.decoders, encoder_outputs, initial_state)
         )
+        check_mask_dtype(source_mask)  # the members' own checks are skipped by plain decoders
         return {"mask": ops.cast(source_mask, "bool"), "members": members}  # mask: (batch, src_len)
 
     def start_state(self, initial_state):

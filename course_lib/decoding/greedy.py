@@ -3,6 +3,7 @@
 from keras import ops
 
 from course_lib.layers.masking import check_count
+from course_lib.layers.precision import decoding_dtype
 from course_lib.recurrence import scan
 
 
@@ -30,12 +31,14 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
     batch = ops.shape(start_state)[0]
     first_tokens = ops.full((batch,), start_id, dtype="int32")
     finished = ops.zeros((batch,), dtype="bool")
-    total = ops.zeros((batch,), dtype="float32")  # scores in float32 under any dtype policy
+    # Scores in float32 under a float32 or mixed policy (float16 would lose precision), float64 under float64.
+    dtype = decoding_dtype(decoder, start_state)
+    total = ops.zeros((batch,), dtype=dtype)
 
     def body(carry, _):
         previous, state, finished, total = carry
         logits, new_state, weights = decoder.step(previous, state, memory)  # (batch, vocab)
-        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (batch, vocab)
+        log_probs = ops.log_softmax(ops.cast(logits, dtype), axis=-1)  # (batch, vocab)
         # <pad> and <GO> are never written: they are not words of the output.
         vocab_ids = ops.arange(ops.shape(logits)[-1], dtype="int32")  # (vocab,)
         allowed = ops.logical_and(ops.not_equal(vocab_ids, pad_id), ops.not_equal(vocab_ids, start_id))

@@ -8,7 +8,9 @@
 import keras
 from keras import ops
 
-from course_lib.layers.masking import NEGATIVE_SCORE, check_count, check_mask, check_same_batch, masked_softmax
+from course_lib.layers.masking import (
+    NEGATIVE_SCORE, check_count, check_mask, check_mask_dtype, check_same_batch, masked_softmax,
+)
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -110,6 +112,10 @@ class BahdanauAttention(keras.layers.Layer):
 
     def call(self, query, values, mask=None, projected_keys=None, values_mask=None):
         if values_mask is not None:
+            # Both checked before the cast: an additive float mask cast to booleans keeps exactly the padding.
+            check_mask_dtype(values_mask)
+            if mask is not None:
+                check_mask_dtype(mask)
             values_mask = ops.cast(values_mask, "bool")
             mask = values_mask if mask is None else ops.logical_and(ops.cast(mask, "bool"), values_mask)
         self._check_inputs(query, values, mask)

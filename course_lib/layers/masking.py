@@ -20,7 +20,10 @@ def masked_softmax(scores, mask=None, axis=-1):
 
     Args:
         scores: float tensor of unnormalised scores.
-        mask: optional boolean tensor broadcastable to `scores`; `False` = padding.
+        mask: optional mask broadcastable to `scores`, boolean (`False` =
+            padding) or 0/1 integer (0 = padding). A float mask is refused
+            (`check_mask_dtype`): an additive mask (0 real, -1e9 padding) cast
+            to booleans would keep exactly the padding.
         axis: the axis to normalise over.
 
     Returns:
@@ -145,6 +148,53 @@ def check_count(value, name, least=1):
         raise ValueError(f"`{name}` must be a whole number >= {least}. Received: {name}={value!r}")
 
 
+def _is_default(value, default):
+    """Whether `value` is `default` as far as an unread option is concerned.
+
+    `None` only for `None`; a tuple or list default equals any non-string
+    sequence of the same items (`[32, 64]` is `(32, 64)`); a bool default
+    equals what compares equal to it (`0` is `False`); any other default
+    never equals a bool (`True` is not a ratio of 1.0, `False` not a dropout
+    of 0).
+    """
+    if default is None:
+        return value is None
+    if isinstance(default, (tuple, list)):
+        return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and tuple(value) == tuple(default)
+    if isinstance(default, (bool, np.bool_)):
+        return not isinstance(value, (str, bytes)) and value == default
+    return not isinstance(value, (bool, np.bool_)) and value == default
+
+
+def check_unread_options(given, defaults, reason, **context):
+    """Raises `ValueError` when an option the model never reads has a value other than its default.
+
+    Used where a model's options apply to one of its variants only (the
+    attentional decoder, one encoder), so that a value the variant would
+    silently ignore is refused with what was received.
+
+    Args:
+        given: dict, option name -> the value received.
+        defaults: dict, option name -> the value the model runs as; only the
+            names in `defaults` are checked (each must be in `given`).
+        reason: the message, e.g. "`deep_output` applies to the attentional
+            decoder only"; or a callable taking the set of non-default names
+            and returning it.
+        **context: what chose the variant (`attention=False`), appended to
+            the message after the options.
+
+    The message is `f"{reason}. Received: name=value, ..., key=value"`, every
+    value by `repr`, the options in the order of `defaults`. For how values
+    are compared (tuples and lists, bools), see `_is_default`.
+    """
+    unread = {name: given[name] for name, default in defaults.items() if not _is_default(given[name], default)}
+    if unread:
+        if callable(reason):
+            reason = reason(set(unread))
+        received = {**unread, **context}
+        raise ValueError(f"{reason}. Received: " + ", ".join(f"{name}={value!r}" for name, value in received.items()))
+
+
 def check_special_ids(vocab_size, start_id, stop_id, pad_id):
     """Raises ValueError unless `<GO>`, `<stop>` and padding are three different ids in `[0, vocab_size)`.
 
@@ -241,6 +291,7 @@ def run_recurrent(rnn, sequences, mask, training=None):
         What `rnn` returns, with its per-step outputs (when it returns
         sequences) in the original step order.
     """
+    check_mask_dtype(mask)
     mask = ops.cast(mask, "bool")
     if not _cudnn_may_run():
         return rnn(sequences, mask=runnable_mask(mask), training=training)

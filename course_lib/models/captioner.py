@@ -11,7 +11,7 @@ from course_lib.decoding.beam import beam_search, check_beam_options, check_gree
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_same_batch, check_special_ids
+from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -34,12 +34,6 @@ def unread_settings(encoder, decoder):
     if decoder == "attention":
         unread.update(FC_DEFAULTS)
     return unread
-
-
-def _is_default(value, default):
-    if isinstance(default, tuple):
-        return not isinstance(value, (str, bytes)) and hasattr(value, "__len__") and tuple(value) == default
-    return value is default if default is None else (not isinstance(value, bool) and value == default)
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -135,10 +129,12 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
         if not isinstance(deep_output, (bool, np.bool_)):  # "no" is truthy
             raise ValueError(f"`deep_output` must be True or False. Received: deep_output={deep_output!r}")
-        if decoder != "attention" and (attention_units is not None or deep_output):
-            raise ValueError(
-                "`attention_units` and `deep_output` apply to the attentional decoder only. "
-                f"Received: attention_units={attention_units!r}, deep_output={deep_output!r}, decoder={decoder!r}"
+        if decoder != "attention":
+            check_unread_options(
+                {"attention_units": attention_units, "deep_output": deep_output},
+                {"attention_units": None, "deep_output": False},
+                "`attention_units` and `deep_output` apply to the attentional decoder only",
+                decoder=decoder,
             )
         if encoder == "features" and any(value is None for value in (
                 feature_locations, feature_channels, feature_vector_dim)):
@@ -162,23 +158,21 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
                  "convs_per_block": convs_per_block, "cnn_dropout": cnn_dropout,
                  "feature_locations": feature_locations, "feature_channels": feature_channels,
                  "feature_vector_dim": feature_vector_dim}
-        unread = {name: given[name] for name, default in unread_settings(encoder, decoder).items()
-                  if not _is_default(given[name], default)}
-        if unread:  # used to be accepted, saved and ignored
+        def reason(unread):  # the names not at their defaults
             reasons = []
-            if encoder == "features" and set(unread) & set(CNN_DEFAULTS):
+            if encoder == "features" and unread & set(CNN_DEFAULTS):
                 reasons.append("`image_size`, `cnn_filters`, `vector_dim`, `convs_per_block` and `cnn_dropout` "
                                "set the small CNN encoder; the features encoder reads a backbone's features")
-            if encoder == "small" and set(unread) & set(FEATURE_DEFAULTS):
+            if encoder == "small" and unread & set(FEATURE_DEFAULTS):
                 reasons.append("`feature_locations`, `feature_channels` and `feature_vector_dim` apply to the "
                                "features encoder only")
-            if encoder == "small" and set(unread) & set(FC_DEFAULTS):
+            if encoder == "small" and unread & set(FC_DEFAULTS):
                 reasons.append("`vector_dim` and `cnn_dropout` (which acts on the fc7 vector) apply to the plain "
                                "decoders only: the attentional decoder never reads the vector")
-            raise ValueError(
-                "; ".join(reasons) + ". Received: " + ", ".join(f"{name}={value!r}" for name, value in unread.items())
-                + f", encoder={encoder!r}, decoder={decoder!r}"
-            )
+            return "; ".join(reasons)
+
+        # Used to be accepted, saved and ignored.
+        check_unread_options(given, unread_settings(encoder, decoder), reason, encoder=encoder, decoder=decoder)
         self.vocab_size = int(vocab_size)
         self.decoder_kind = decoder
         self.encoder_kind = encoder
@@ -425,6 +419,9 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             # The captioning task saved its plain captioners with deep_output=True, which their decoders
             # never read, before the option was refused with them.
             config = {**config, "deep_output": False}
+        if config.get("decoder", "attention") != "attention" and config.get("attention_units") is not None:
+            # Plain captioners saved before `attention_units` was refused with them (as `Seq2Seq.from_config`).
+            config = {**config, "attention_units": None}
         # `get_config` saves every setting, the unread ones too (a features-encoder captioner holds the CNN's
         # sizes); ones saved before unread values were refused go back to the defaults the model ran as.
         unread = unread_settings(config.get("encoder", "small"), config.get("decoder", "attention"))

@@ -21,7 +21,7 @@ from course_lib.encoders.hierarchical import (
 )
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_token_range, run_recurrent
+from course_lib.layers.masking import check_count, check_token_range, check_unread_options, run_recurrent
 from course_lib.layers.precision import at_least_float32
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -169,12 +169,8 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(f"`num_classes` must be an integer >= 2. Received: num_classes={num_classes!r}")
         given = {"attention_units": attention_units, "sentence_units": sentence_units,
                  "bidirectional": bidirectional, "sentence_state_dropout": sentence_state_dropout}
-        unread = {name: given[name] for name, default in UNREAD_OPTIONS[encoder].items() if given[name] != default}
-        if unread:  # used to be accepted, saved and ignored
-            raise ValueError(
-                f"{UNREAD_REASONS[encoder]}. Received: "
-                + ", ".join(f"{name}={value!r}" for name, value in unread.items()) + f", encoder={encoder!r}"
-            )
+        if UNREAD_OPTIONS[encoder]:  # used to be accepted, saved and ignored
+            check_unread_options(given, UNREAD_OPTIONS[encoder], UNREAD_REASONS[encoder], encoder=encoder)
         self.vocab_size = vocab_size
         self.num_classes = num_classes
         self.encoder_kind = encoder

@@ -155,16 +155,18 @@ class RNNLanguageModel(keras.layers.Layer):
         # from softmax(logits / T). The noise is drawn up front, so the loop
         # below is deterministic and backend-independent.
         uniform = rng.uniform(1e-12, 1.0, size=(max_length, num_samples, self.vocab_size))
-        gumbel = (-np.log(-np.log(uniform))).astype("float32")  # (max_length, batch, vocab)
+        # In the logits' dtype: float32 under a float32 or mixed policy, float64 under float64.
+        dtype = self.output_layer.compute_dtype
+        gumbel = (-np.log(-np.log(uniform))).astype(dtype)  # (max_length, batch, vocab)
         # `<pad>` and `<GO>` are never a valid next token: they cannot be chosen.
-        banned = np.zeros((self.vocab_size,), "float32")
+        banned = np.zeros((self.vocab_size,), dtype)
         banned[[self.pad_id, self.start_id]] = -1e9
         start = ops.full((num_samples,), self.start_id, dtype="int32")
         init = (
             self.start_states(ops.zeros((num_samples, 1))),
             start,
             ops.zeros((num_samples,), dtype="bool"),
-            ops.zeros((num_samples,), dtype="float32"),
+            ops.zeros((num_samples,), dtype=dtype),
         )
 
         def body(carry, noise):

@@ -11,7 +11,9 @@ from course_lib.decoding.beam import beam_search_model, check_beam_options, chec
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_token_ids
+from course_lib.layers.masking import (
+    check_count, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
+)
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -50,13 +52,21 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         option: for the plain decoder, 1 (`s_0 = h_T`) or 2 (`h_T` at every step);
             with `attention=True` only 1 (the default) is accepted.
         bidirectional: bidirectional encoder with the bridge to `s_0`.
-        attention_units: hidden size of the scoring network.
-        deep_output: output layer reads `[s_t; c_t; e(y_{t-1})]`.
-        teacher_forcing_ratio: see `AttentionGRUDecoder`.
+        attention_units: attentional decoder only: hidden size of the scoring
+            network (default `units`).
+        deep_output: attentional decoder only: the output layer reads
+            `[s_t; c_t; e(y_{t-1})]`.
+        teacher_forcing_ratio: attentional decoder only (scheduled sampling;
+            see `AttentionGRUDecoder`).
         conditional: attentional decoder only: the conditional GRU step
             (the query reads `e(y_{t-1})` first; see `AttentionGRUDecoder`).
-        alignment_loss_weight: weight of the supervised-attention loss
-            (0: attention learns from the translation loss alone).
+        alignment_loss_weight: attentional decoder only: weight of the
+            supervised-attention loss (0: attention learns from the
+            translation loss alone).
+
+        With `attention=False` these five are refused unless they keep their
+        defaults (None, False, 1.0, False, 0.0): the plain decoder would
+        ignore them.
         start_id, stop_id, pad_id: the special token ids (`pad_id` pads both the
             sources and the targets).
         max_output_length: default length limit for decoding.
@@ -95,16 +105,14 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         self.attention_units = attention_units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = teacher_forcing_ratio
-        # Options of the attentional decoder: refused with the plain one rather than silently ignored.
-        ignored = {name: value for name, value, plain in (
-            ("attention_units", attention_units, None), ("conditional", conditional, False),
-            ("deep_output", deep_output, False), ("teacher_forcing_ratio", teacher_forcing_ratio, 1.0))
-            if value != plain}
-        if ignored and not attention:
-            raise ValueError(
+        if not attention:  # options of the attentional decoder: refused with the plain one, not ignored
+            check_unread_options(
+                {"attention_units": attention_units, "conditional": conditional, "deep_output": deep_output,
+                 "teacher_forcing_ratio": teacher_forcing_ratio},
+                {"attention_units": None, "conditional": False, "deep_output": False, "teacher_forcing_ratio": 1.0},
                 "`attention_units`, `conditional`, `deep_output` and a `teacher_forcing_ratio` other than 1 apply "
-                "to the attentional decoder only. Received: "
-                + ", ".join(f"{name}={value!r}" for name, value in ignored.items()) + f", attention={attention}"
+                "to the attentional decoder only",
+                attention=attention,
             )
         self.conditional = conditional
         if option not in (1, 2):  # checked with attention too: the value is saved in the config

@@ -310,7 +310,10 @@ def _same_file(recorded, given):
         return False
 
 
-def check_resume_keeps(out_dir, saved_config, given):
+RESUME_KEEPS_MODEL = "keeps the saved model and optimizer (leave these out, or choose another --out)"
+
+
+def check_resume_keeps(out_dir, saved_config, given, because=RESUME_KEEPS_MODEL, none_is_left_out=True):
     """Refuses command-line settings that a resumed run could not honour.
 
     A resumed run continues the saved model and optimizer, so sizes, the
@@ -322,16 +325,39 @@ def check_resume_keeps(out_dir, saved_config, given):
         saved_config: the configuration the run was started with (a dict).
         given: `{name: value}` of the settings given on this command line,
             None for those left out.
+        because: why resuming cannot take them, after "resuming it" in the
+            message (default: it keeps the saved model and optimizer).
+        none_is_left_out: None in `given` is a flag left out (the command
+            line); False compares None as a value (a configuration, where
+            `max_train=None` means every pair).
     """
     changed = {name: value for name, value in given.items()
-               if value is not None and name in saved_config and saved_config[name] != value}
+               if not (none_is_left_out and value is None) and name in saved_config and saved_config[name] != value}
     if changed:
         raise ValueError(
             f"{str(out_dir)!r} holds a run trained with "
             + ", ".join(f"{name}={saved_config[name]!r}" for name in changed)
-            + "; resuming it keeps the saved model and optimizer (leave these out, or choose another --out). "
+            + f"; resuming it {because}. "
             + "Received: " + ", ".join(f"{name}={value!r}" for name, value in changed.items())
         )
+
+
+def check_draws_attention(has_attention, plain_model, instead, received):
+    """Refuses to draw the attention of a plain encoder-decoder: its "attention" is all zeros.
+
+    The one check behind `translate --heatmap`, `transliterate --heatmap`,
+    `caption --overlay`, `tasks.translation.heatmap` and
+    `tasks.transliteration.heatmap_examples`.
+
+    Args:
+        has_attention: whether the model attends.
+        plain_model: what holds the plain model, for the message
+            ("'runs/plain' holds a plain encoder-decoder (trained with --no-attention)").
+        instead: what to do instead ("leave out --heatmap").
+        received: what was received.
+    """
+    if not has_attention:
+        raise ValueError(f"{plain_model}, which has no attention to draw; {instead}. Received: {received}")
 
 
 def check_generated_test_fits(trained_on, what):

@@ -63,11 +63,8 @@ class ReversalConfig:
                                         "steps_per_execution"),
                      positive=("learning_rate", "clipnorm"))
         data.check_lengths(self.min_length, self.max_length)
-        if self.option not in (1, 2) or (self.attention and self.option != 1):  # 2 used to be ignored with attention
-            raise ValueError(
-                "`option` of ReversalConfig chooses the plain decoder's reading of the encoding: 1 or 2, "
-                f"and only 1 with attention. Received: option={self.option!r}, attention={self.attention!r}"
-            )
+        # `option` (1 or 2, and only 1 with attention) is checked by `Seq2Seq`, which `train` builds right after
+        # this check, before any data is made: a second check here would refuse nothing earlier.
 
 
 @dataclass

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
-    IMAGE_SUFFIXES, check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder,
-    positive_int, random_seed,
+    IMAGE_SUFFIXES, check_draws_attention, check_file_outside_runs, claim_run_folder, earlier_run_note, output_file,
+    output_folder, positive_int, random_seed,
 )
 from course_lib.tasks.captioning.config import DECODER_CHOICES, ENCODER_CHOICES
 from course_lib.tasks.captioning.data import references_of
@@ -74,6 +74,10 @@ def caption_files(model, vocabulary, settings, paths, beam_width=1):
 
 def _caption_command(args):
     model, vocabulary, settings = load_run(args.model)
+    if args.overlay:  # before anything is captioned (a plain decoder's overlay used to be skipped, exit 0)
+        check_draws_attention(model.decoder.has_attention,
+                              f"{str(args.model)!r} holds a captioner with the plain {settings['decoder']} decoder",
+                              "leave out --overlay", f"--overlay {str(args.overlay)!r}")
     kept, captions, images, alignments = caption_files(model, vocabulary, settings, args.images, args.beam_width)
     for name, caption in zip(kept, captions):
         print(f"{name}: {caption}")
@@ -85,9 +89,6 @@ def _caption_command(args):
 
         from course_lib.plots.captioning import attention_overlay_grid
 
-        if not model.decoder.has_attention:
-            print(f"The {settings['decoder']} decoder has no attention; no overlay written.")
-            return 0
         overlay = Path(args.overlay)
         overlay.parent.mkdir(parents=True, exist_ok=True)
         for index, (name, caption) in enumerate(zip(kept, captions)):

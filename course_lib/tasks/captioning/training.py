@@ -48,6 +48,8 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     settings.update({"decoder": decoder, "encoder": encoder, "seed": seed, "weights": weights,
                      "cache_dir": str(cache_dir or Path.home() / ".cache" / "course_lib" / "features")})
     if decoder != "attention":  # the plain decoders read s_t alone: no deep output to switch on
+        # Refused here, before any data is made (ImageCaptioner would refuse it only after); the profiles' True
+        # becomes False, so run.json says what the model has and build_captioner passes it as it stands.
         if overrides.get("deep_output"):
             raise ValueError(f"The deep output layer belongs to the attentional decoder. "
                              f"Received: deep_output=True, decoder={decoder!r}")

@@ -88,8 +88,8 @@ def in_class_order(documents, class_names):
     unknown = [name for name in documents.class_names if name not in class_names]
     if unknown:
         raise ValueError(
-            f"The model was trained on classes {class_names}; the generated documents' classes "
-            f"{documents.class_names} are not all among them. Received: --data {GENERATED!r}"
+            f"The model was trained on classes {class_names}; the documents' classes {documents.class_names} "
+            f"include {unknown}, which it does not know. Received: class_names={class_names!r}"
         )
     index = np.asarray([class_names.index(name) for name in documents.class_names])
     return replace(documents, labels=index[np.asarray(documents.labels, dtype=int)], class_names=class_names)

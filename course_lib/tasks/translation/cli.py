@@ -5,9 +5,9 @@ from pathlib import Path
 
 from course_lib.data import hindi_english
 from course_lib.tasks.arguments import (
-    GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    check_file_outside_runs, claim_run_folder, non_negative_float, output_file, output_folder, positive_float,
-    positive_int, random_seed,
+    GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_generated_test_fits, check_resume_keeps,
+    check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
+    output_folder, positive_float, positive_int, random_seed,
 )
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
@@ -67,23 +67,25 @@ def _train_command(args):
         check_resume_keeps(args.out, saved_config, {
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
             "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
-            # The data: another seed re-splits the generated corpus (the run would train on its own test pairs).
-            "seed": args.seed, "max_train": args.max_train, "batch_size": args.batch_size,
-            "supervised_pairs": args.supervised_pairs,
         })
+        # The data (seed, max_train, batch_size, supervised_pairs): given with other values than the run's,
+        # `train` refuses them before it reads the corpus or writes anything (see the record below).
         for name in RESUMED_DATA_SETTINGS:  # left out on this command line: the run's own, not the profile's
-            if name in saved_config:
+            if getattr(args, name) is None and name in saved_config:
                 setattr(config, name, saved_config[name])
     check_supervision(config.supervised_pairs,  # the model's weight: a resumed run keeps its own
                       saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight)
     source_path = Path(args.out) / TRAIN_DATA_FILE
+    record = {"train_file": args.train or GENERATED}
     if source_path.exists() and resuming:
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
-    else:  # the folder was made by claim_run_folder
-        source_path.write_text(json.dumps({"train_file": args.train or GENERATED}))
+    elif not resuming:  # the folder was made by claim_run_folder
+        source_path.write_text(json.dumps(record))
     print(f"Training translation {config.direction} (profile {current_profile()}), "
           f"{config.epochs} epochs -> {args.out}")
     translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
+    if not source_path.exists():  # a run started from Python, resumed here: recorded once `train` accepted it
+        source_path.write_text(json.dumps(record))
     print(f"Trained for {seconds:.1f} s; model in {args.out}")
     if valid_pairs is None and not args.train:
         valid_pairs = hindi_english.load_corpus(seed=config.seed)["valid"]
@@ -116,11 +118,10 @@ def _evaluate_command(args):
 
 def _translate_command(args):
     translator = Translator.load(args.model)
-    if args.heatmap and not translator.model.attention:  # its "attention" was all zeros, saved as a heat map
-        raise ValueError(
-            f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention), which has no "
-            f"attention to draw; leave out --heatmap. Received: --heatmap {str(args.heatmap)!r}"
-        )
+    if args.heatmap:  # `heatmap` refuses a plain model too; here before anything is translated
+        check_draws_attention(translator.model.attention,
+                              f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention)",
+                              "leave out --heatmap", f"--heatmap {str(args.heatmap)!r}")
     texts = args.text
     if not texts or not any(t.strip() for t in texts):
         raise ValueError("Nothing to translate: give the text as an argument, e.g. \"I am going home\".")

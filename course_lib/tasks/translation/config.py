@@ -52,15 +52,15 @@ class TranslationConfig:
                                         "max_output_length", "steps_per_execution", "max_train", "supervised_pairs"),
                      positive=("learning_rate",), non_negative=("alignment_loss_weight",))
         if not self.attention:  # both used to be dropped for a plain model while state.json recorded them
-            ignored = {name: value for name, value, plain in (
-                ("alignment_loss_weight", self.alignment_loss_weight, 0.0), ("conditional", self.conditional, False))
-                if value != plain}
-            if ignored:
-                raise ValueError(
-                    "`alignment_loss_weight` and `conditional` of TranslationConfig apply to the attentional "
-                    "decoder only (a plain model has no attention to supervise or condition). Received: "
-                    + ", ".join(f"{name}={value!r}" for name, value in ignored.items()) + ", attention=False"
-                )
+            # Seq2Seq refuses them too; checked here so that the command line refuses before claiming a folder.
+            from course_lib.layers.masking import check_unread_options  # imports Keras: not at `course-lib --help`
+
+            check_unread_options(
+                {"alignment_loss_weight": self.alignment_loss_weight, "conditional": self.conditional},
+                {"alignment_loss_weight": 0.0, "conditional": False},
+                "`alignment_loss_weight` and `conditional` of TranslationConfig apply to the attentional decoder "
+                "only (a plain model has no attention to supervise or condition)", attention=False,
+            )
 
 
 def check_supervision(supervised_pairs, alignment_loss_weight):

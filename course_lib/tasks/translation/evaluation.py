@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.translation.data import references_by_source
 
 
@@ -113,10 +114,17 @@ def bleu_by_length(translator, pairs, beam_width=1):
 
 
 def heatmap(translator, text, path=None, beam_width=1, ax=None):
-    """Attention heat map of one translation (Devanagari labels shaped)."""
+    """Attention heat map of one translation (Devanagari labels shaped).
+
+    A plain encoder-decoder (`attention=False`) is refused: it has no
+    attention, and its map was all zeros.
+    """
     from course_lib.plots.attention import attention_heatmap
     from course_lib.plots.fonts import devanagari_font
 
+    check_draws_attention(translator.model.attention, "This translator is a plain encoder-decoder (attention=False)",
+                          "draw the heat map of a model trained with attention",
+                          f"a translator with attention={translator.model.attention!r}")
     (output,), (detail,) = translator.translate([text], beam_width=beam_width, return_details=True)
     font = devanagari_font()
     ax = attention_heatmap(

@@ -4,6 +4,7 @@ import os
 import time
 
 from course_lib.data import hindi_english
+from course_lib.tasks.arguments import check_resume_keeps
 from course_lib.tasks.translation.config import check_supervision
 from course_lib.tasks.translation.data import build_vocabularies, encode_pairs, oracle_alignments
 from course_lib.tasks.translation.translator import Translator, build_model, has_checkpoint
@@ -31,14 +32,10 @@ def _check_same_data(out_dir, saved, config):
     """Refuses to resume a run with settings that change its data: `seed` re-splits the generated corpus (the
     run would train on its own test pairs) and orders the batches, `max_train` and `supervised_pairs` choose the
     pairs, `batch_size` the steps."""
-    changed = [name for name in RESUMED_DATA_SETTINGS if getattr(saved, name) != getattr(config, name)]
-    if changed:
-        raise ValueError(
-            f"{os.fspath(out_dir)!r} holds a run trained with "
-            + ", ".join(f"{name}={getattr(saved, name)!r}" for name in changed)
-            + "; resuming it needs the same data (keep these, or use another --out folder). Received: "
-            + ", ".join(f"{name}={getattr(config, name)!r}" for name in changed)
-        )
+    check_resume_keeps(os.fspath(out_dir), {name: getattr(saved, name) for name in RESUMED_DATA_SETTINGS},
+                       {name: getattr(config, name) for name in RESUMED_DATA_SETTINGS},
+                       because="needs the same data and batches (keep these, or use another --out folder)",
+                       none_is_left_out=False)  # max_train=None: every pair, supervised_pairs=None: all of them
 
 
 def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
@@ -61,6 +58,16 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     from course_lib.training.fit import build_before_fit
 
     config.check()
+    translator = None
+    if has_checkpoint(out_dir):  # checked before the corpus is read: the `translation` CLI relies on this check
+        translator = Translator.load(out_dir)
+        if translator.direction != config.direction:
+            raise ValueError(
+                f"{os.fspath(out_dir)!r} holds a {translator.direction} model; asked for {config.direction}. "
+                "Use another --out folder."
+            )
+        _check_same_data(out_dir, translator.config, config)
+        translator.config.epochs = config.epochs
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
         train_pairs = parts["train"]
@@ -70,15 +77,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         train_pairs = list(train_pairs)[: config.max_train]
     if not train_pairs:
         raise ValueError("No training pairs.")
-    if has_checkpoint(out_dir):
-        translator = Translator.load(out_dir)
-        if translator.direction != config.direction:
-            raise ValueError(
-                f"{os.fspath(out_dir)!r} holds a {translator.direction} model; asked for {config.direction}. "
-                "Use another --out folder."
-            )
-        _check_same_data(out_dir, translator.config, config)
-        translator.config.epochs = config.epochs
+    if translator is not None:
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {translator.epochs_done}.")
     else:

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
-    GENERATED, IMAGE_SUFFIXES, check_generated_test_fits, check_resume_keeps, check_same_training_data,
-    check_file_outside_runs, claim_run_folder, non_negative_float, output_file, output_folder, positive_float,
-    positive_int, random_seed,
+    GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_generated_test_fits, check_resume_keeps,
+    check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
+    output_folder, positive_float, positive_int, random_seed,
 )
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig
 from course_lib.tasks.transliteration.data import generated_splits, load_pairs
@@ -110,7 +110,9 @@ def _evaluate_command(args):
     if args.rerank_weight is not None and not args.rerank_with:
         raise ValueError("--rerank-weight weighs the models of --rerank-with, which were not given. "
                          f"Received: --rerank-weight {args.rerank_weight}")
-    if args.length_penalty != 1.0 and args.beam < 2:  # greedy decoding has no hypotheses to rank: it was ignored
+    # `transliterate_words` refuses this too (check_greedy_length_penalty); here, in the flags' words, before any
+    # model is loaded: greedy decoding has no hypotheses to rank, and the penalty used to be ignored.
+    if args.length_penalty != 1.0 and args.beam < 2:
         raise ValueError("--length-penalty ranks the hypotheses of beam search; greedy decoding would ignore it. "
                          f"Use --beam 2 or more. Received: --length-penalty {args.length_penalty} --beam {args.beam}")
     if args.metrics_json:
@@ -147,11 +149,10 @@ def _evaluate_command(args):
 
 def _transliterate_command(args):
     model, source_vocab, target_vocab, state = load_run(args.model)
-    if args.heatmap and not model.attention:  # its "attention" was all zeros, saved as heat maps
-        raise ValueError(
-            f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention), which has no "
-            f"attention to draw; leave out --heatmap. Received: --heatmap {str(args.heatmap)!r}"
-        )
+    if args.heatmap:  # `heatmap_examples` refuses a plain model too; here before anything is decoded
+        check_draws_attention(model.attention,
+                              f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention)",
+                              "leave out --heatmap", f"--heatmap {str(args.heatmap)!r}")
     words = [w for w in args.words if w.strip()]
     if not words:
         raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")

@@ -5,6 +5,7 @@ import time
 import numpy as np
 
 from course_lib.metrics.transliteration import as_reference_lists
+from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.transliteration.data import test_items
 from course_lib.tasks.transliteration.reranking import rerank
 
@@ -20,7 +21,9 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
         A dict: `predictions` (best strings), `candidates` (per word the
         beam's strings, best first; one with greedy decoding), `alignments`
         (per word `(output steps, source letters)` of the best output, cut to
-        its length and `<stop>` included), `sources` (the roman letters).
+        its length and `<stop>` included), `sources` (the roman letters),
+        `attention` (False for a plain encoder-decoder, or an ensemble with
+        one: its alignments are zeros, which `heatmap_examples` refuses).
     """
     from course_lib.data.buckets import batched_generate
     from course_lib.decoding.beam import check_beam_options, check_greedy_length_penalty
@@ -50,8 +53,9 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
         stops = np.flatnonzero(np.asarray(tokens) == model.stop_id)
         steps = int(stops[0]) + 1 if len(stops) else len(tokens)
         alignments.append(np.asarray(weights)[:steps, : len(word_letters)])
+    members = getattr(model, "models", [model])  # an Ensemble's, or the model itself
     return {"predictions": predictions, "candidates": candidates, "scores": scores, "alignments": alignments,
-            "sources": letters}
+            "sources": letters, "attention": all(bool(member.attention) for member in members)}
 
 
 def _in_reading_order(output, stop_id, pad_id):
@@ -117,7 +121,14 @@ def heatmap_examples(words, decoded, target_vocab, count=9, references=None):
     a list of accepted spellings, e.g. `evaluate(...)["references"]`) it also
     says whether the output is right: `✓`, or `✗` and the expected spelling
     on a second line.
+
+    `decoded` from a plain encoder-decoder (`decoded["attention"]` False) is
+    refused: its alignments are all zeros.
     """
+    check_draws_attention(decoded.get("attention", True),
+                          "These words were decoded by a plain encoder-decoder (attention=False)",
+                          "draw the heat maps of a model trained with attention",
+                          f"decoded['attention']={decoded.get('attention')!r}")
     count = min(count, len(words))
     if references is not None:
         references = list(references)
