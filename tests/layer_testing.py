@@ -15,7 +15,8 @@ constructor arguments and example call inputs, it checks
 It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
 gradients from `course_lib.gradients.value_and_gradients`.
 
-Also: inputs that several test files share (`documents_with_an_empty_sentence`).
+Also: inputs that several test files share (`documents_with_an_empty_sentence`), and
+`needs_float64`, the mark of the tests that run under a float64 policy.
 """
 
 import os
@@ -23,9 +24,22 @@ import tempfile
 
 import keras
 import numpy as np
+import pytest
 from keras import ops
 
 from course_lib.gradients import value_and_gradients
+
+
+def _float64_available():
+    """JAX makes float64 arrays float32 unless `JAX_ENABLE_X64` is set; TensorFlow always has float64."""
+    if keras.backend.backend() != "jax":
+        return True
+    import jax
+
+    return bool(jax.config.jax_enable_x64)
+
+
+needs_float64 = pytest.mark.skipif(not _float64_available(), reason="JAX without JAX_ENABLE_X64 has no float64")
 
 
 def _as_list(outputs):

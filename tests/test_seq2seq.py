@@ -13,7 +13,7 @@ from course_lib.decoding import greedy_decode
 from course_lib.encoders import GRUEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models import Seq2Seq
-from layer_testing import run_layer_test
+from layer_testing import needs_float64, run_layer_test
 
 RNG = np.random.default_rng(1)
 
@@ -345,6 +345,7 @@ def test_mixed_float16_policy_gives_float32_logits_and_a_finite_loss(attention):
         keras.config.set_dtype_policy(previous)
 
 
+@needs_float64
 def test_float64_policy_gives_float64_logits_everywhere():
     """Logits are float32 under a mixed policy, but never less precise than the policy."""
     from course_lib.models.document_classifier import DocumentClassifier
@@ -369,6 +370,7 @@ def test_float64_policy_gives_float64_logits_everywhere():
         keras.config.set_dtype_policy(previous)
 
 
+@needs_float64
 def test_float64_policy_decodes_in_float64():
     """Greedy and beam decoding and the language model's sampling sum their log-probabilities in the
     logits' dtype: under float64 they failed (AddV2 float vs double) or dropped to float32."""
