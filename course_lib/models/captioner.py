@@ -415,13 +415,10 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
-        if config.get("decoder", "attention") != "attention" and config.get("deep_output"):
-            # The captioning task saved its plain captioners with deep_output=True, which their decoders
-            # never read, before the option was refused with them.
-            config = {**config, "deep_output": False}
-        if config.get("decoder", "attention") != "attention" and config.get("attention_units") is not None:
-            # Plain captioners saved before `attention_units` was refused with them (as `Seq2Seq.from_config`).
-            config = {**config, "attention_units": None}
+        if config.get("decoder", "attention") != "attention":
+            # Plain captioners saved before these were refused with them (the captioning task saved
+            # deep_output=True); their decoders never read either.
+            config = {**config, "deep_output": False, "attention_units": None}
         # `get_config` saves every setting, the unread ones too (a features-encoder captioner holds the CNN's
         # sizes); ones saved before unread values were refused go back to the defaults the model ran as.
         unread = unread_settings(config.get("encoder", "small"), config.get("decoder", "attention"))
