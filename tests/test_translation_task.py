@@ -67,9 +67,10 @@ def test_resume_refuses_settings_that_change_the_data(trained, setting, value):
     assert (out / "state.json").read_text() == before
 
 
-def test_the_cli_leaves_the_data_settings_to_train(trained, tmp_path, capsys):
-    # The CLI no longer checks seed, max_train, batch_size and supervised_pairs itself: `train` refuses them
-    # before it writes anything, train_data.json included (a run made from Python has none yet).
+def test_the_cli_refuses_other_data_settings_before_it_starts(trained, tmp_path, capsys):
+    # seed, max_train, batch_size and supervised_pairs are checked by the same function as `train` uses, before
+    # the "Training translation ..." line and before anything is written, train_data.json included (a run made
+    # from Python has none yet).
     import shutil
 
     from course_lib.cli import main
@@ -79,7 +80,9 @@ def test_the_cli_leaves_the_data_settings_to_train(trained, tmp_path, capsys):
     before = (out / "state.json").read_text()
     assert main(["train", "translation", "--direction", "en-hi", "--epochs", "3", "--seed", "1",
                  "--out", str(out)]) == 2
-    assert "trained with seed=0; resuming it needs the same data and batches" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "trained with seed=0; resuming it needs the same data and batches" in captured.err
+    assert "Training translation" not in captured.out, captured.out
     assert (out / "state.json").read_text() == before and not (out / "train_data.json").exists()
 
 

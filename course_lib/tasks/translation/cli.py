@@ -11,7 +11,7 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
-from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, train
+from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
 from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint
 from course_lib.training.profiles import current_profile
 
@@ -68,11 +68,10 @@ def _train_command(args):
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,
             "attention": False if args.no_attention else None, "alignment_loss_weight": args.alignment_loss_weight,
         })
-        # The data (seed, max_train, batch_size, supervised_pairs): given with other values than the run's,
-        # `train` refuses them before it reads the corpus or writes anything (see the record below).
         for name in RESUMED_DATA_SETTINGS:  # left out on this command line: the run's own, not the profile's
             if getattr(args, name) is None and name in saved_config:
                 setattr(config, name, saved_config[name])
+        check_same_data(args.out, TranslationConfig(**saved_config), config)  # given with other values: refused
     check_supervision(config.supervised_pairs,  # the model's weight: a resumed run keeps its own
                       saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight)
     source_path = Path(args.out) / TRAIN_DATA_FILE

@@ -28,7 +28,7 @@ def _checkpoint_callback(translator, out_dir):
 RESUMED_DATA_SETTINGS = ("seed", "max_train", "batch_size", "supervised_pairs")  # what the epochs to come read
 
 
-def _check_same_data(out_dir, saved, config):
+def check_same_data(out_dir, saved, config):
     """Refuses to resume a run with settings that change its data: `seed` re-splits the generated corpus (the
     run would train on its own test pairs) and orders the batches, `max_train` and `supervised_pairs` choose the
     pairs, `batch_size` the steps."""
@@ -66,7 +66,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
                 f"{os.fspath(out_dir)!r} holds a {translator.direction} model; asked for {config.direction}. "
                 "Use another --out folder."
             )
-        _check_same_data(out_dir, translator.config, config)
+        check_same_data(out_dir, translator.config, config)
         translator.config.epochs = config.epochs
     if train_pairs is None:
         parts = hindi_english.load_corpus(seed=config.seed, max_train=config.max_train)
