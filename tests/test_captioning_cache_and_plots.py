@@ -66,12 +66,16 @@ def test_a_shared_scale_leaves_a_diffuse_step_pale_where_panel_scaling_paints_it
     sharp[7] = 0.9
     diffuse = np.full(36, 0.9 / 35, "float32")
     diffuse[20] = 0.1  # the largest weight, but only 3.6 times the uniform level
-    brightest = {}
+    brightest, suptitles = {}, {}
     for scale in ("panel", "shared"):
         figure = attention_overlay_grid(image, ["sharp", "diffuse"], np.stack([sharp, diffuse]), (6, 6), scale=scale)
         panels = [axis for axis in figure.axes if axis.images][1:]
         brightest[scale] = [int(np.asarray(axis.images[0].get_array()).max()) for axis in panels]
+        suptitles[scale] = figure.get_suptitle()
         plt.close(figure)
+    # The figure says which scale it uses: panel scaling paints a diffuse step white, so it must be read off the titles.
+    assert "each panel scaled to its own largest α" in suptitles["panel"]
+    assert "each panel scaled" not in suptitles["shared"]
     assert min(brightest["panel"]) > 180  # each stretched to its own maximum: both nearly white
     assert brightest["shared"][0] == brightest["panel"][0]  # the figure's largest weight is white either way
     assert brightest["shared"][1] < 0.2 * brightest["shared"][0]  # about 0.1 / 0.9 of the way to white

@@ -231,3 +231,23 @@ def test_step_helpers_refuse_non_integers_and_non_positive_reports():
         fit_steps(object(), None, 10, report_every=-5)
     with pytest.raises(ValueError, match="steps=2.5"):
         fit_steps(object(), None, 2.5, report_every=1)
+
+
+def test_document_figure_explains_its_marks():
+    """A PNG has no hover text: the figure says what the bar, the shading and the marker mean."""
+    from course_lib.plots.documents import document_figure
+
+    sentences = [["the", "team", "won"], ["it", "rained"]]
+    figure = document_figure(sentences, [0.9, 0.1], np.full((2, 3), 1 / 3), title="true: sport, predicted: sport",
+                             highlight=0, highlight_label="planted sentence")
+    key = [text.get_text() for text in figure.axes[0].texts if "Bar and number" in text.get_text()]
+    assert len(key) == 1 and "α_i" in key[0] and "Shading" in key[0] and "planted sentence" in key[0]
+    assert figure.axes[0].get_title(loc="left") == "true: sport, predicted: sport"
+    plt.close(figure)
+    figure = document_figure(sentences, [0.9, 0.1])  # no word weights, no marker: only the bar is explained
+    key = [text.get_text() for text in figure.axes[0].texts if "Bar and number" in text.get_text()]
+    assert len(key) == 1 and "Shading" not in key[0] and "\u25c0" not in key[0]
+    plt.close(figure)
+    figure = document_figure(sentences, [0.9, 0.1], key=False)
+    assert not any("Bar and number" in text.get_text() for text in figure.axes[0].texts)
+    plt.close(figure)

@@ -4,12 +4,16 @@ import matplotlib
 
 import numpy as np
 
-from course_lib.plots.fonts import width_in_axes
+from course_lib.plots.fonts import has_devanagari, width_in_axes
 
 
 COLORBAR_WIDTH_INCHES = 0.16  # at most; never more than COLORBAR_FRACTION of the heat map's width
 COLORBAR_FRACTION = 0.046
 COLORBAR_PAD_INCHES = 0.12
+# Smallest size, in points, of Devanagari tick labels. At matplotlib's 10 pt and 100 dpi a stacked cluster such
+# as "हूँ" (candrabindu over the headline, the u-matra hooked under ह) is a 9 x 17 pixel blob that reads as a
+# garbled, sideways glyph, although its shaping is right; 12 pt gives it about 12 x 21 pixels.
+DEVANAGARI_LABEL_SIZE = 12.0
 
 
 def _pyplot():
@@ -31,7 +35,8 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
         annotate: write the weight in each cell (default: when the matrix is
             at most 12 x 12).
         fontproperties: a `matplotlib.font_manager.FontProperties` for the tick
-            labels, e.g. a Devanagari font for Hindi.
+            labels, e.g. a Devanagari font for Hindi. An axis whose labels
+            contain Devanagari gets at least `DEVANAGARI_LABEL_SIZE` points.
         colorbar: draw the colour bar (0 to 1) beside the heat map; a grid of
             heat maps draws one per row instead of one per panel.
 
@@ -64,14 +69,15 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
         _, ax = _pyplot().subplots(figsize=(0.55 * columns + 2, 0.5 * rows + 1.5), layout="constrained")
     image = ax.imshow(weights, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
     ax.set_xticks(range(columns))
-    ax.set_xticklabels(list(input_labels), fontproperties=fontproperties)
+    column_font = _label_font(fontproperties, input_labels)
+    ax.set_xticklabels(list(input_labels), fontproperties=column_font)
     ax.set_yticks(range(rows))
-    ax.set_yticklabels(list(output_labels), fontproperties=fontproperties)
+    ax.set_yticklabels(list(output_labels), fontproperties=_label_font(fontproperties, output_labels))
     ax.set_xlabel("input position j")
     ax.set_ylabel("output step t")
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")
-    _fit_column_labels(ax, list(input_labels), fontproperties)
+    _fit_column_labels(ax, list(input_labels), column_font)
     if annotate is None:
         annotate = rows <= 12 and columns <= 12
     if annotate:
@@ -89,6 +95,17 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
     if colorbar:
         ax.figure.colorbar(image, cax=_colorbar_axes(ax), label="alpha")
     return ax
+
+
+def _label_font(fontproperties, labels):
+    """`fontproperties`, at least `DEVANAGARI_LABEL_SIZE` points when a label contains Devanagari."""
+    if fontproperties is None or not any(has_devanagari(str(label)) for label in labels):
+        return fontproperties
+    if fontproperties.get_size_in_points() >= DEVANAGARI_LABEL_SIZE:
+        return fontproperties
+    font = fontproperties.copy()
+    font.set_size(DEVANAGARI_LABEL_SIZE)
+    return font
 
 
 def _colorbar_axes(ax):
@@ -109,7 +126,9 @@ def _fit_column_labels(ax, labels, fontproperties=None, smallest=6.0, room=0.75)
         return
     measure = width_in_axes(ax)
     cell = room / len(labels)  # the width of one column, as a fraction of the axes
-    probe = ax.text(0, 0, "", fontproperties=fontproperties, fontsize=_pyplot().rcParams["xtick.labelsize"])
+    probe = ax.text(0, 0, "", fontproperties=fontproperties)
+    if fontproperties is None:  # otherwise the labels are drawn at the font's own size
+        probe.set_fontsize(_pyplot().rcParams["xtick.labelsize"])
     size = probe.get_fontsize()
 
     def widest(rotation):

@@ -121,6 +121,8 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f})"
     if top is not None:
         uniform = f"{uniform}\n(one scale for every panel: white = α {top:.2f})"
+    else:  # say so: a nearly uniform step is painted as white as a sharp one
+        uniform = f"{uniform}\n(each panel scaled to its own largest α: compare the panels' max α)"
     figure.suptitle(f"{title}\n{uniform}" if title else uniform, fontsize=10)
     return figure
 

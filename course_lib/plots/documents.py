@@ -107,8 +107,17 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
 
 
 def document_figure(sentences, sentence_weights, word_weights=None, title=None, highlight=None,
-                    max_words_per_line=14, ax=None):
+                    max_words_per_line=14, ax=None, key=True, highlight_label="highlighted sentence"):
     """The same picture as `document_html` (word shades from `word_shades`), drawn with Matplotlib.
+
+    Args:
+        sentences, sentence_weights, word_weights, highlight: as for `document_html`.
+        title: optional title, e.g. the true and predicted class (as `document_html`'s heading).
+        max_words_per_line: longer sentences wrap onto more lines.
+        ax: axes to draw on (a new figure when None).
+        key: write under the document what the bar, the shading and the marker mean (a PNG has no
+            hover text to explain them).
+        highlight_label: what the marked sentence is, for the key (e.g. "planted sentence").
 
     Returns:
         The Matplotlib figure (save it with `fig.savefig("doc.png")`).
@@ -127,12 +136,13 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     for i, words in enumerate(sentences):
         for start in range(0, max(len(words), 1), max_words_per_line):
             lines.append((i, start, words[start:start + max_words_per_line]))
+    key_lines = _key_lines(word_weights is not None, highlight_label if highlight is not None else None) if key else []
     if ax is None:
-        fig, ax = plt.subplots(figsize=(11, 0.32 * len(lines) + 0.8))
+        fig, ax = plt.subplots(figsize=(11, 0.32 * (len(lines) + 0.8 * len(key_lines)) + 0.8))
     else:
         fig = ax.figure
     ax.set_xlim(0, 1)
-    ax.set_ylim(len(lines), -0.5)
+    ax.set_ylim(len(lines) + 0.8 * len(key_lines), -0.5)
     ax.axis("off")
     measure = width_in_axes(ax)
     probe = ax.text(0, 0, "n", fontsize=9)
@@ -152,9 +162,23 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
         last_line = start + len(words) >= len(sentences[i])
         if highlight == i and last_line:
             ax.text(x, row, "\u25c0", va="center", fontsize=9, color="#3b6fb6")  # after the planted sentence
+    if key_lines:
+        ax.text(0.0, len(lines) + 0.1, "\n".join(key_lines), va="top", fontsize=8, color="0.3")
     if title:
         ax.set_title(title, loc="left", fontsize=10)
     return fig
+
+
+def _key_lines(shaded, highlight_label):
+    """What the figure's marks mean, one line each."""
+    bar = "Bar and number: the sentence's weight α_i."
+    if highlight_label:
+        bar += f"   \u25c0: the {highlight_label}."
+    lines = [bar]
+    if shaded:
+        lines.append("Shading: the word's weight α_ij times its sentence's α_i, each relative to its largest "
+                     "(the darkest words are the ones the classifier used).")
+    return lines
 
 
 def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=False):

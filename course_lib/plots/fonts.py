@@ -27,6 +27,11 @@ FAMILY = "Noto Sans Devanagari"
 FALLBACK_FAMILY = "DejaVu Sans"
 
 
+def has_devanagari(text):
+    """True when `text` contains a character of the Devanagari block (U+0900-U+097F)."""
+    return any("\u0900" <= character <= "\u097f" for character in str(text))
+
+
 def devanagari_font_files():
     """Paths of the packaged Noto Sans Devanagari font files (`.ttf`/`.otf`)."""
     try:
