@@ -231,3 +231,131 @@ def test_faults_that_cannot_be_built_are_not_listed_and_say_why(tmp_path):
     assert "patches-everything" in faults.names("A2")
     a1 = authoring.REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
     assert "def apply_mask_v2(scores, mask):" in faults.make("A1", "renamed-function", a1)
+
+
+# -- never replacing a student's work ----------------------------------------------
+
+
+def _demo_solution(tmp_path, name="A9_demo", answer="x = 1"):
+    """A solution notebook in `tmp_path/solutions/` (a set-up cell, then one solution region); its path."""
+    from course_lib import course_repository
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(course_repository.setup_cell_source()),
+        nbformat.v4.new_code_cell(f"# BEGIN SOLUTION\n# HINT: set x\n{answer}\n# END SOLUTION\nprint(x)"),
+    ]
+    path = tmp_path / "solutions" / f"{name}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path
+
+
+def _edit_stub(student_path, line="STUDENT_WORK = 1"):
+    """What a student does: adds a line to the stub cell and saves."""
+    notebook = nbformat.read(student_path, as_version=4)
+    stub = next(cell for cell in notebook.cells if "NotImplementedError" in cell.source)
+    stub.source += f"\n{line}"
+    nbformat.write(notebook, student_path)
+
+
+def test_assign_refuses_to_replace_an_edited_student_notebook(tmp_path, capsys):
+    from course_lib.cli import main
+
+    solution = _demo_solution(tmp_path)
+    student = authoring.student_path(solution)
+    assert main(["assign", str(solution)]) == 0 and student.is_file()
+    # Regenerating an untouched notebook, after the solution changed, still works.
+    _demo_solution(tmp_path, answer="x = 2")
+    assert main(["assign", str(solution)]) == 0 and authoring.is_up_to_date(solution)
+    capsys.readouterr()
+    _edit_stub(student)
+    edited = student.read_text()
+    assert main(["assign", str(solution)]) == 2
+    err = capsys.readouterr().err
+    assert f"Refusing to replace {student}" in err and "changed since" in err and "--force" in err
+    assert student.read_text() == edited  # the student's work is still there
+    with pytest.raises(ValueError, match="changed since `course-lib assign` wrote it"):
+        authoring.generate(solution)
+    assert student.read_text() == edited
+    assert main(["assign", "--force", str(solution)]) == 0
+    assert "STUDENT_WORK" not in student.read_text() and authoring.is_up_to_date(solution)
+    with pytest.raises(SystemExit):
+        main(["assign", "--help"])
+    assert "--force" in capsys.readouterr().out
+
+
+def test_running_a_cell_counts_as_work_but_a_refreshed_set_up_cell_does_not(tmp_path):
+    from course_lib import course_repository
+
+    solution = _demo_solution(tmp_path)
+    student = authoring.generate(solution)
+    # What `python tools/course_map.py` does after course.toml changed: a new set-up cell and runtime.
+    notebook = nbformat.read(student, as_version=4)
+    course_repository.write_setup_cell(notebook, "# Set-up: on Colab (a fork's) ...")
+    course_repository.write_colab_runtime(notebook, gpu=True)
+    nbformat.write(notebook, student)
+    assert authoring.unsaved_changes(solution) is None
+    authoring.generate(solution)
+    # Outputs of a (long) run are kept too.
+    notebook = nbformat.read(student, as_version=4)
+    notebook.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(notebook, student)
+    with pytest.raises(ValueError, match="changed since"):
+        authoring.generate(solution)
+
+
+def test_assign_writes_all_or_none(tmp_path, capsys):
+    from course_lib.cli import main
+
+    first, second = _demo_solution(tmp_path, "A8_first"), _demo_solution(tmp_path, "A9_second")
+    assert main(["assign", str(first), str(second)]) == 0
+    _demo_solution(tmp_path, "A8_first", answer="x = 3")  # its student version is now out of date
+    before = authoring.student_path(first).read_text()
+    _edit_stub(authoring.student_path(second))
+    assert main(["assign", str(first), str(second)]) == 2
+    err = capsys.readouterr().err
+    assert "no notebook was written" in err and str(authoring.student_path(second)) in err
+    assert authoring.student_path(first).read_text() == before
+
+
+def test_a_notebook_from_before_the_digest_is_replaced_only_when_its_solution_gives_it(tmp_path):
+    import subprocess
+
+    solution = _demo_solution(tmp_path)
+    student = authoring.generate(solution)
+    notebook = nbformat.read(student, as_version=4)
+    del notebook.metadata[authoring.METADATA_KEY]  # as `assign` wrote it before it recorded a digest
+    nbformat.write(notebook, student)
+    legacy = student.read_text()
+    authoring.generate(solution)  # what the current solution gives: replaced
+    student.write_text(legacy)
+    _edit_stub(student)
+    with pytest.raises(ValueError, match="records no digest"):
+        authoring.generate(solution)
+    # Committed in git, then the solution changes: the untouched committed version may be replaced.
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(git + ["init", "-q"], check=True)
+    student.write_text(legacy)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "course"], check=True)
+    _demo_solution(tmp_path, answer="x = 5")
+    assert authoring.unsaved_changes(solution) is None
+    _edit_stub(student)
+    assert "records no digest" in authoring.unsaved_changes(solution)
+    authoring.generate(solution, force=True)
+    assert authoring.is_up_to_date(solution)
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_shipped_student_notebooks_record_their_digest(solution, tmp_path):
+    student = nbformat.read(authoring.student_path(solution), as_version=4)
+    assert authoring.recorded_digest(student) == authoring.content_digest(student)
+    assert authoring.unsaved_changes(solution) is None
+    # The reviewer's case: STUDENT_WORK added to a stub cell of the handed-out notebook.
+    copy = tmp_path / authoring.student_path(solution).name
+    copy.write_text(authoring.student_path(solution).read_text())
+    _edit_stub(copy)
+    with pytest.raises(ValueError, match=f"Refusing to replace {copy}"):
+        authoring.generate(solution, copy)
+    assert "STUDENT_WORK = 1" in copy.read_text()

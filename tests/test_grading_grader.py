@@ -703,3 +703,48 @@ def test_every_file_of_course_lib_and_the_hidden_tests_is_fingerprinted(tmp_path
     before = grader._fingerprint(grader.protected_files(tests))
     (tests / "more" / "helper.py").write_text("y = 2\n")  # a new file counts too
     assert grader._fingerprint(grader.protected_files(tests)) != before
+
+
+def test_regrading_keeps_the_earlier_feedback_beside_the_earlier_grades(tmp_path, capsys):
+    # Grading alice three times kept the earlier CSVs but rewrote feedback/alice.md each time, so the
+    # kept CSVs had lost their feedback.
+    from course_lib.cli import main
+
+    alice, out, feedback = tmp_path / "alice.ipynb", tmp_path / "g" / "grades.csv", tmp_path / "g" / "fb"
+    alice.write_text("not a notebook")
+    command = ["grade", "A1", str(alice), "--out", str(out), "--feedback", str(feedback)]
+    for batch in range(3):
+        assert main(command) == 0
+        with open(feedback / "alice.md", "a") as handle:
+            handle.write(f"sent to alice after batch {batch}\n")  # what the instructor did with it
+    err = capsys.readouterr().err
+    kept_csvs = sorted(out.parent.glob("grades-*.csv"))
+    kept_feedback = sorted(p for p in out.parent.glob("fb-*") if p.is_dir())
+    assert len(kept_csvs) == 2 and len(kept_feedback) == 2, (kept_csvs, kept_feedback)  # also within one second
+    notes = sorted((folder / "alice.md").read_text().splitlines()[-1] for folder in kept_feedback)
+    assert notes == ["sent to alice after batch 0", "sent to alice after batch 1"]
+    assert (feedback / "alice.md").read_text().startswith("# A1")
+    for folder in kept_feedback:
+        assert f"{feedback} held earlier feedback: kept as {folder}" in err, err
+    with pytest.raises(SystemExit):
+        main(["grade", "--help"])
+    assert "time-stamped folder" in capsys.readouterr().out
+
+
+def test_a_feedback_folder_that_would_move_submissions_or_is_a_file_is_refused(tmp_path):
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    bob = submissions / "bob.ipynb"
+    bob.write_text("not a notebook")
+    with pytest.raises(ValueError, match=f"The feedback folder {submissions} holds {bob}.*Received: --feedback"):
+        grader.grade("A1", [bob], feedback_dir=submissions, progress=lambda line: None)
+    assert bob.is_file() and sorted(tmp_path.iterdir()) == [submissions]
+    a_file = tmp_path / "feedback.md"
+    a_file.write_text("notes")
+    with pytest.raises(ValueError, match=f"--feedback must be a folder, and {a_file} is a file"):
+        grader.grade("A1", [bob], feedback_dir=a_file, progress=lambda line: None)
+    # An empty folder holding nothing to keep is used as it is.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    grader.grade("A1", [bob], feedback_dir=empty, progress=lambda line: None)
+    assert sorted(p.name for p in empty.iterdir()) == ["bob.md"] and not list(tmp_path.glob("empty-*"))

@@ -24,10 +24,23 @@ Each assignment is written once, as the complete notebook in `solutions/`.
 `course-lib assign --check` exits with status 1 when a student notebook is
 out of date with its solution or with `course.toml`, or when a solution's
 own set-up cell is (then run `python tools/course_map.py`).
+
+A student notebook is never replaced when it holds changes that `assign`
+did not write (students work in `assignments/` of their clone, and `assign`
+is in everyone's `course-lib --help`). Each generated notebook records the
+digest of what a student can change (`content_digest`) in its metadata,
+`metadata.course_lib.student_digest`; `generate` refuses to replace a
+notebook whose content no longer has that digest, unless `force=True`
+(`course-lib assign --force`). A notebook written before the digest existed
+is replaced only when it is what its current solution, or the solution
+committed in git, gives.
 """
 
 import copy
+import hashlib
+import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,6 +55,8 @@ HINT = re.compile(r"^\s*#\s*HINT:\s*(?P<hint>.+?)\s*$", re.I)
 CELL_MARKER = re.compile(r"^\s*#\s*SOLUTION CELL\b(?::\s*(?P<hint>.*))?", re.I)
 DEFAULT_HINT = "replace this line with your code"
 ANSWER_PLACEHOLDER = "*YOUR ANSWER HERE* (double-click to edit)"
+METADATA_KEY = "course_lib"  # the notebook metadata written by course_lib: {"student_digest": "sha256:..."}
+DIGEST_FIELD = "student_digest"
 
 
 def _source(cell):
@@ -144,7 +159,104 @@ def make_student_notebook(solution, root=None):
     student.cells = cells
     student.metadata.pop("widgets", None)
     course_repository.write_setup_cell(student, course_repository.setup_cell_source(root or REPOSITORY_ROOT))
+    student.metadata[METADATA_KEY] = {DIGEST_FIELD: content_digest(student)}
     return student, removed
+
+
+def content_digest(notebook):
+    """The digest of what a student can change in a notebook: `"sha256:<hex>"`.
+
+    It covers each cell's type, source, outputs and attachments, in order (so
+    running a cell, adding, deleting or editing one all change it), but not
+    the set-up cell's source nor any metadata: `python tools/course_map.py`
+    rewrites those when `course.toml` changes, and a notebook so refreshed is
+    still the one `assign` wrote.
+    """
+    setup = course_repository.setup_cell(notebook)
+    parts = [
+        [cell.get("cell_type"), "" if cell is setup else _source(cell), cell.get("outputs", []),
+         cell.get("attachments", {})]
+        for cell in notebook.cells
+    ]
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def recorded_digest(notebook):
+    """The digest `assign` recorded in a student notebook's metadata, or None (a notebook from before it did)."""
+    record = notebook.metadata.get(METADATA_KEY)
+    return record.get(DIGEST_FIELD) if isinstance(record, dict) else None
+
+
+def _committed_solution(solution_path):
+    """The solution notebook as committed in git (HEAD), read by nbformat; None without git or such a commit."""
+    solution_path = Path(solution_path).resolve()
+    try:
+        shown = subprocess.run(
+            ["git", "-C", str(solution_path.parent), "show", f"HEAD:./{solution_path.name}"],
+            capture_output=True, text=True, timeout=60, check=False,
+        )
+        return nbformat.reads(shown.stdout, as_version=4) if shown.returncode == 0 else None
+    except Exception:  # no git, not a repository, an unreadable commit: there is simply no committed solution
+        return None
+
+
+def _legacy_is_generated(digest, solution_path, root):
+    """Whether a notebook without a recorded digest is what `assign` gives from its solution, current or committed.
+
+    Only those two can be told apart from a student's edits; whoever changed
+    the solution since the committed student notebook was generated (the
+    usual way to come here) finds it matching the committed solution.
+    """
+    solutions = [nbformat.read(solution_path, as_version=4), _committed_solution(solution_path)]
+    for solution in solutions:
+        try:
+            if solution is not None and content_digest(make_student_notebook(solution, root)[0]) == digest:
+                return True
+        except ValueError:  # a committed solution with a malformed region matches nothing
+            continue
+    return False
+
+
+def unsaved_changes(solution_path, target_path=None, root=None):
+    """Why replacing the student notebook could lose work: a short sentence, or None when nothing would be lost.
+
+    Nothing is lost when there is no notebook yet, when it is still what
+    `assign` wrote (its content has the digest recorded in it), or when it is
+    already what `assign` would write now. A notebook without a recorded
+    digest (generated before `assign` recorded one) counts as unchanged only
+    when its solution, current or committed in git, gives it.
+    """
+    target_path = Path(target_path) if target_path else student_path(solution_path)
+    if not target_path.exists():
+        return None
+    if not target_path.is_file():
+        return "it is not a file"
+    try:
+        current = nbformat.reads(target_path.read_text(), as_version=4)
+    except Exception:  # nbformat raises many kinds; an unreadable file may still be someone's work
+        return "it is not a readable notebook, so it cannot be told from a student's work"
+    digest = content_digest(current)
+    if digest == content_digest(make_student_notebook(nbformat.read(solution_path, as_version=4), root)[0]):
+        return None
+    recorded = recorded_digest(current)
+    if recorded is not None:
+        return None if digest == recorded else "it was changed since `course-lib assign` wrote it"
+    if _legacy_is_generated(digest, solution_path, root):
+        return None
+    return ("it records no digest (written before `course-lib assign` recorded one) and is not what its solution "
+            "gives, now or as committed, so it may hold edits")
+
+
+def check_replaceable(solution_path, target_path=None, root=None):
+    """Raises ValueError, naming the notebook and why, when replacing it could lose work (`unsaved_changes`)."""
+    target_path = Path(target_path) if target_path else student_path(solution_path)
+    reason = unsaved_changes(solution_path, target_path, root)
+    if reason:
+        raise ValueError(
+            f"Refusing to replace {target_path}: {reason}. It may hold a student's work: move it aside, or "
+            f"pass --force (`force=True`) to replace it. Received: {solution_path} -> {target_path}"
+        )
 
 
 def student_path(solution_path):
@@ -156,12 +268,18 @@ def render(notebook):
     return nbformat.writes(notebook) + "\n"
 
 
-def generate(solution_path, target_path=None, root=None):
-    """Writes the student notebook; returns its path. `root` holds `course.toml` (default: this repository)."""
+def generate(solution_path, target_path=None, root=None, force=False):
+    """Writes the student notebook; returns its path. `root` holds `course.toml` (default: this repository).
+
+    Raises ValueError, and writes nothing, when the notebook there holds
+    changes `assign` did not write (`check_replaceable`), unless `force`.
+    """
     solution = nbformat.read(solution_path, as_version=4)
     student, _ = make_student_notebook(solution, root)
     nbformat.validate(student)
     target_path = Path(target_path) if target_path else student_path(solution_path)
+    if not force:
+        check_replaceable(solution_path, target_path, root)
     target_path.parent.mkdir(parents=True, exist_ok=True)
     target_path.write_text(render(student))
     return target_path
@@ -218,6 +336,8 @@ def _assign_command(args):
         for name, link in colab_links(paths).items():
             print(f"{name}: {link}")
         return 0
+    if not args.check and not args.force:
+        _refuse_edited(paths)
     stale = []
     for path in paths:
         if args.check:
@@ -227,7 +347,7 @@ def _assign_command(args):
                 print(f"out of date: {student_path(path)}: {'; '.join(reasons)} (run `course-lib assign {path}`)",
                       file=sys.stderr)
         else:
-            print(f"wrote {generate(path)}")
+            print(f"wrote {generate(path, force=args.force)}")
     if args.check:
         own = course_repository.stale_setup_cells(paths, REPOSITORY_ROOT)
         for path in own:
@@ -242,18 +362,41 @@ def _assign_command(args):
     return 0
 
 
+def _refuse_edited(paths):
+    """Raises ValueError naming every student notebook that holds changes, before any is written.
+
+    All are checked first so that `assign --all` writes all of them or none,
+    and the message lists every notebook at risk at once.
+    """
+    refused = [(student_path(path), unsaved_changes(path)) for path in paths]
+    refused = [(target, reason) for target, reason in refused if reason]
+    if refused:
+        listed = ", ".join(f"{target} ({reason})" for target, reason in refused)
+        raise ValueError(
+            f"Refusing to replace {listed}: a student's work may be there, so no notebook was written. Move it "
+            f"aside, or pass --force to replace it (its edits are lost). "
+            f"Received: {' '.join(str(path) for path in paths)}"
+        )
+
+
 def register_cli(commands):
     parser = commands.root.add_parser(
         "assign", help="generate the student notebooks (assignments/) from the solutions (solutions/)",
         description="Replaces the marked solution code with stubs, clears outputs and writes the Colab set-up "
                     "cell from course.toml. After editing course.toml, `python tools/course_map.py` refreshes the "
-                    "set-up cells of notebooks/, solutions/ and assignments/ as well.",
+                    "set-up cells of notebooks/, solutions/ and assignments/ as well. A student notebook that was "
+                    "changed since assign wrote it (cells edited, added, deleted or run) is never replaced: the "
+                    "command writes nothing and exits with status 2, naming it, unless --force.",
     )
     parser.add_argument("solutions", nargs="*", help="solution notebooks (default: all of solutions/)")
     parser.add_argument("--all", action="store_true", help="every notebook in solutions/")
     parser.add_argument("--check", action="store_true", help="only check that assignments/ is up to date (with solutions/ and course.toml)")
     parser.add_argument("--links", action="store_true", help="print the Colab link of each student notebook")
+    parser.add_argument("--force", action="store_true",
+                        help="replace student notebooks even when they were changed since assign wrote them "
+                             "(their edits are lost)")
     parser.set_defaults(handler=_assign_command)
 
 
-__all__ = ["generate", "is_up_to_date", "make_student_notebook", "stale_reasons", "strip_regions"]
+__all__ = ["check_replaceable", "content_digest", "generate", "is_up_to_date", "make_student_notebook",
+           "stale_reasons", "strip_regions", "unsaved_changes"]

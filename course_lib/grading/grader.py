@@ -21,7 +21,6 @@ through `runner.py`), `isolation.py` (a submission's processes and home),
 """
 
 import hashlib
-import os
 import shutil
 import sys
 import tempfile
@@ -32,7 +31,14 @@ from pathlib import Path
 
 from course_lib.grading import harvest
 from course_lib.grading.isolation import check_installation
-from course_lib.grading.reports import number, time_stamped, write_csv, write_feedback, write_somewhere
+from course_lib.grading.reports import (
+    check_feedback_folder,
+    keep_aside,
+    number,
+    write_csv,
+    write_feedback,
+    write_somewhere,
+)
 from course_lib.grading.running import RUNNER_KILLED, run_submission
 from course_lib.grading.scoring import cell_statuses, run_notes, score_tests, summarize
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
@@ -84,8 +90,11 @@ def grade(
     Args:
         assignment_name: `A1`, `A1_bahdanau_attention` or a hidden-test file.
         submissions: notebook paths.
-        out: CSV path (written after each submission, and at the end; see `write_somewhere`).
-        feedback_dir: folder for one `<submission>.md` per submission.
+        out: CSV path (written after each submission, and at the end; see `write_somewhere`). An existing
+            file there (an earlier batch's) is first moved to a time-stamped name beside it.
+        feedback_dir: folder for one `<submission>.md` per submission. An existing folder that is not
+            empty is first moved, whole, to a time-stamped name beside it (ValueError when it holds a
+            submission or the current folder, which would move with it).
         cell_timeout, notebook_timeout: seconds (defaults from the assignment).
         jobs: submissions graded at the same time.
         tests_dir: folder of the hidden tests (default `hidden_tests/`).
@@ -117,10 +126,14 @@ def grade(
             "Timeouts and the memory limit must be positive. Received: "
             f"cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
         )
-    if out and Path(out).is_file():  # an earlier batch's grades are kept, never silently replaced
-        kept = time_stamped(out)
-        os.replace(out, kept)
-        progress(f"{out} held earlier grades: kept as {kept}")
+    if feedback_dir:
+        check_feedback_folder(feedback_dir, submissions)
+    # An earlier batch's feedback and grades are kept, never silently replaced, so a kept CSV keeps its
+    # feedback beside it. The folder goes first: a CSV inside it moves with it.
+    if feedback_dir:
+        keep_aside(feedback_dir, "feedback", progress)
+    if out:
+        keep_aside(out, "grades", progress)
     inputs, expected = hidden_inputs(assignment)
     handed_out = handed_out_cells(assignment)
     payload = harvest.payload(assignment, inputs)  # sent inside the hidden-test code, never written to a file
@@ -247,7 +260,9 @@ def register_cli(commands):
     parser.add_argument("--out", type=output_file(),
                         help="CSV file: one row per submission, points per question and total "
                              "(an existing one is kept as a time-stamped copy)")
-    parser.add_argument("--feedback", type=output_folder, help="folder for one feedback file per submission")
+    parser.add_argument("--feedback", type=output_folder,
+                        help="folder for one feedback file per submission (an existing one that is not empty is "
+                             "kept, moved whole to a time-stamped folder beside it)")
     parser.add_argument("--timeout", type=positive_float, metavar="S",
                         help="seconds per cell (default: the assignment's, see below)")
     parser.add_argument("--notebook-timeout", type=positive_float, metavar="S",

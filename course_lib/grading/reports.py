@@ -1,6 +1,8 @@
 """Writes a batch's results: the CSV of grades and one Markdown feedback file per submission.
 
-Each file is written to a temporary one and moved into place; when a target
+Each file is written to a temporary one and moved into place. An earlier
+batch's CSV or feedback folder is first moved aside to a time-stamped path
+beside it (`keep_aside`), so regrading never replaces them. When a target
 cannot be written (a submission can make it unwritable), `write_somewhere`
 writes the output beside it, time-stamped, or in a new temporary folder.
 """
@@ -83,9 +85,66 @@ def write_feedback(assignment, results, directory):
 
 
 def time_stamped(path):
-    """`grades.csv` -> `grades-20261202-153000.csv` beside it (a folder the same way)."""
+    """`grades.csv` -> `grades-20261202-153000.csv` beside it (a folder the same way).
+
+    The name returned is not taken: when it is (two batches in the same
+    second), `-2`, `-3`... follows the time, so an earlier kept copy is never
+    replaced by a later one.
+    """
     path = Path(path)
-    return path.with_name(f"{path.stem}-{time.strftime('%Y%m%d-%H%M%S')}{path.suffix}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate, count = path.with_name(f"{path.stem}-{stamp}{path.suffix}"), 1
+    while candidate.exists() or candidate.is_symlink():
+        count += 1
+        candidate = path.with_name(f"{path.stem}-{stamp}-{count}{path.suffix}")
+    return candidate
+
+
+def keep_aside(path, kind, progress):
+    """Moves an earlier batch's output at `path` (the CSV, or a feedback folder that is not empty) to a
+    new time-stamped path beside it, and says so with `progress`.
+
+    Regrading writes the same names again; without this, the earlier grades
+    or feedback would be silently replaced.
+
+    Args:
+        path: the output asked for (`--out` or `--feedback`).
+        kind: what it holds, for the progress line ("grades", "feedback").
+        progress: callable(str) for the line.
+
+    Returns:
+        The path it was moved to, or None when there was nothing to keep.
+    """
+    path = Path(path)
+    if not (path.is_file() or (path.is_dir() and any(path.iterdir()))):
+        return None
+    kept = time_stamped(path)
+    os.rename(path, kept)
+    progress(f"{path} held earlier {kind}: kept as {kept}")
+    return kept
+
+
+def check_feedback_folder(directory, submissions):
+    """Refuses a `--feedback` path that is a file, or a folder that `keep_aside` cannot move safely: one
+    holding a submission or the current folder (they would move with it). A new or empty folder is fine.
+
+    Raises:
+        ValueError: naming the folder and what it holds.
+    """
+    folder = Path(directory).resolve()
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--feedback must be a folder, and {directory} is a file. Received: --feedback {directory}")
+    if not folder.is_dir() or not any(folder.iterdir()):
+        return  # nothing there to move aside
+    inside = [str(p) for p in submissions if folder in Path(p).resolve().parents]
+    if Path.cwd().resolve() == folder or folder in Path.cwd().resolve().parents:
+        inside.insert(0, f"the current folder {Path.cwd()}")
+    if inside:
+        raise ValueError(
+            f"The feedback folder {directory} holds {', '.join(inside[:3])}{', ...' if len(inside) > 3 else ''}; "
+            "an earlier batch's feedback there is moved aside before grading, and these would move with it. "
+            f"Give a feedback folder of its own. Received: --feedback {directory}"
+        )
 
 
 def write_somewhere(kind, target, write, progress, since=""):

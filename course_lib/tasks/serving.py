@@ -15,6 +15,7 @@ white-space-only input string gives an empty output string.
 
 import os
 
+from course_lib.tasks.arguments import RUN_MARKER
 from course_lib.text.vocabulary import CONTROL_IDS, GO, PAD, STOP, UNK
 
 
@@ -94,14 +95,52 @@ def string_module(model, source_vocab, target_vocab, max_length=None):
     return _string_module_class()(model, source_vocab, target_vocab, max_length)
 
 
-def export_serving(model, source_vocab, target_vocab, path, max_length=None):
+def check_export_folder(path, overwrite=False):
+    """Refuses an export folder whose files the SavedModel would mix with or replace.
+
+    A folder that holds a course run (its `course_run.json` marker, or a
+    `.keras` model: runs saved before the marker existed have none) is always
+    refused: the SavedModel's `saved_model.pb` and `variables/` would sit among
+    the run's `model.keras` and `state.json`. Any other non-empty folder (an
+    earlier export, say) is refused unless `overwrite`, since saving replaces
+    its files without a word. A new or empty folder is fine.
+
+    Raises:
+        ValueError: naming the path and what it holds.
+    """
+    folder = os.fspath(path)
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ValueError(f"The export path must be a folder, and {folder!r} is a file. Received: path={folder!r}")
+    found = sorted(os.listdir(folder)) if os.path.isdir(folder) else []
+    if not found:
+        return  # a new or empty folder
+    run_files = [name for name in found if name == RUN_MARKER or name.endswith(".keras")]
+    if run_files:
+        raise ValueError(
+            f"{folder!r} holds a course run ({', '.join(run_files)}); a SavedModel written there would mix with "
+            f"the run's files. Export to a folder of its own, e.g. {folder.rstrip(os.sep) + '-savedmodel'!r}. "
+            f"Received: path={folder!r}"
+        )
+    if not overwrite:
+        raise ValueError(
+            f"{folder!r} is not empty ({', '.join(found[:5])}{', ...' if len(found) > 5 else ''}); exporting would "
+            f"replace its files. Choose a new or empty folder, or pass overwrite=True. Received: path={folder!r}"
+        )
+
+
+def export_serving(model, source_vocab, target_vocab, path, max_length=None, overwrite=False):
     """Writes a SavedModel at `path` whose `translate` maps raw strings to strings.
+
+    `path` must be a new or empty folder, or, with `overwrite=True`, one that
+    is not a course run (an earlier export, which it replaces); see
+    `check_export_folder`. It is checked before anything is built or written.
 
     Returns:
         The exported module (usable directly, too).
     """
     import tensorflow as tf
 
+    check_export_folder(path, overwrite)
     module = string_module(model, source_vocab, target_vocab, max_length)
     module.translate.get_concrete_function()
     os.makedirs(os.fspath(path), exist_ok=True)

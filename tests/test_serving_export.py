@@ -1,0 +1,70 @@
+"""Exporting a SavedModel never writes into a run folder or over an earlier export without being asked."""
+
+import json
+
+import keras
+import pytest
+
+from course_lib.tasks import serving
+
+pytestmark = pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="SavedModel export is TensorFlow's")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """A small untrained character-level model and its vocabularies (export is all that is tested)."""
+    from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.text.vocabulary import Vocabulary
+
+    source_vocab = Vocabulary.from_texts(["india", "ghar"], level="char", lowercase=True)
+    target_vocab = Vocabulary.from_texts(["इंडिया", "घर"], level="char")
+    model = Seq2Seq(len(source_vocab), len(target_vocab), embedding_dim=4, units=4, max_output_length=4)
+    model.build()
+    return model, source_vocab, target_vocab
+
+
+def _listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+def test_export_refuses_a_run_folder(tiny, tmp_path):
+    # Exporting into a translation run mixed saved_model.pb and variables/ with model.keras and state.json.
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "course_run.json").write_text(json.dumps({"task": "translation"}))
+    (run / "model.keras").write_text("a model")
+    (run / "state.json").write_text("{}")
+    before = _listing(run)
+    for overwrite in (False, True):
+        with pytest.raises(ValueError, match=f"'{run}' holds a course run.*Received: path='{run}'"):
+            serving.export_serving(*tiny, run, overwrite=overwrite)
+    assert _listing(run) == before
+
+
+def test_a_second_export_over_the_first_needs_overwrite(tiny, tmp_path):
+    target = tmp_path / "savedmodel"
+    serving.export_serving(*tiny, target)
+    first = (target / "saved_model.pb").read_bytes()
+    with pytest.raises(ValueError, match=f"'{target}' is not empty.*saved_model.pb.*overwrite=True"):
+        serving.export_serving(*tiny, target)
+    assert (target / "saved_model.pb").read_bytes() == first
+    serving.export_serving(*tiny, target, overwrite=True)  # asked for: replaced
+    [output] = serving.load_serving(target)(["ghar"])
+    assert isinstance(output, str)
+
+
+def test_export_refuses_other_non_empty_folders_and_files(tiny, tmp_path):
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=f"'{other}' is not empty \\(todo.txt\\)"):
+        serving.export_serving(*tiny, other)
+    assert _listing(other) == ["todo.txt"]
+    a_file = tmp_path / "model.savedmodel"
+    a_file.write_text("not a folder")
+    with pytest.raises(ValueError, match="is a file"):
+        serving.export_serving(*tiny, a_file)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    serving.export_serving(*tiny, empty)  # an empty folder is fine
+    assert (empty / "saved_model.pb").is_file()
