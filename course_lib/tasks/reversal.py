@@ -18,11 +18,14 @@ from course_lib.metrics.sequence import alignment_share, exact_match
 from course_lib.tasks.arguments import (
     check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder, positive_int, random_seed,
 )
+from course_lib.tasks.run_files import committing, finish_commit, write_json_file
 from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 EXAMPLE_INPUT = [7, 3, 2, 7, 7, 1]
 REPORT_LENGTHS = (5, 7, 10)
 MODEL_FILE = "reversal.keras"  # in the --out folder, beside metrics.json and the heat map
+METRICS_FILE, HEATMAP_FILE = "metrics.json", "reversal_attention.png"
+RUN_FILES = (MODEL_FILE, METRICS_FILE, HEATMAP_FILE)  # every file a run may write into its --out folder
 
 
 @dataclass
@@ -228,7 +231,7 @@ def _command(args):
     from course_lib.training.threads import tune_for_small_cpu
 
     tune_for_small_cpu()  # about 20 % faster on a 2-core CPU; a no-op elsewhere
-    if args.metrics_json and Path(args.metrics_json).resolve() != (Path(args.out) / "metrics.json").resolve():
+    if args.metrics_json and Path(args.metrics_json).resolve() != (Path(args.out) / METRICS_FILE).resolve():
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.out)  # OUT/metrics.json is the default
     claim_run_folder(args.out, "reversal", MODEL_FILE)
     config = ReversalConfig.for_profile(
@@ -245,38 +248,65 @@ def _command(args):
     print(f"\nAttention for input {EXAMPLE_INPUT} (rows = output steps, columns = input positions):")
     print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
     out = Path(args.out)  # made by claim_run_folder
-    heatmap = out / "reversal_attention.png"
     replaced = earlier_run_note(out, "reversal", MODEL_FILE)
     if replaced:
         print("\n" + replaced)
-    if not config.attention and heatmap.exists():
-        heatmap.unlink()  # it showed the attention of the model being replaced; this one has none
-        print(f"Removed {heatmap}: the plain encoder-decoder has no attention to draw.")
-    if config.attention:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        from course_lib.plots.attention import attention_heatmap
-
-        weights = np.asarray(result.example_attention)
-        ax = attention_heatmap(
-            weights,
-            [str(d) for d in EXAMPLE_INPUT],
-            result.example_labels,
-            title=f"Reversing {''.join(map(str, EXAMPLE_INPUT))}",
-        )
-        ax.figure.savefig(heatmap, bbox_inches="tight", dpi=120)
-        plt.close(ax.figure)
-        print(f"\nHeat map written to {heatmap}")
-    model.save(out / MODEL_FILE)
     metrics = result.metrics()
-    metrics_path = Path(args.metrics_json) if args.metrics_json else out / "metrics.json"
-    metrics_path.parent.mkdir(parents=True, exist_ok=True)
-    metrics_path.write_text(json.dumps(metrics, indent=2))
+    metrics_elsewhere = args.metrics_json and Path(args.metrics_json).resolve() != (out / METRICS_FILE).resolve()
+    _save_run(out, model, result, config, None if metrics_elsewhere else metrics)
+    if metrics_elsewhere:
+        write_json_file(args.metrics_json, metrics, indent=2)
+    metrics_path = Path(args.metrics_json) if metrics_elsewhere else out / METRICS_FILE
     print(f"Metrics written to {metrics_path}; model to {out / MODEL_FILE}")
     return 0
+
+
+_WHY_REMOVED = {
+    METRICS_FILE: "this run's metrics go to --metrics-json",
+    HEATMAP_FILE: "the plain encoder-decoder has no attention to draw",
+}
+
+
+def _save_run(out, model, result, config, metrics):
+    """Writes the run's files into `out` as one commit (`run_files.committing`).
+
+    The model, the heat map (with attention) and `metrics` (unless None: they
+    go to --metrics-json). Files of an earlier run that this one does not
+    write are removed in the same commit: the folder never holds an earlier
+    run's heat map or metrics beside this run's model.
+    """
+    finish_commit(out)  # an earlier run's interrupted save first: its files are among those to remove
+    writes = [MODEL_FILE] + ([METRICS_FILE] if metrics is not None else []) + ([HEATMAP_FILE] if config.attention else [])
+    stale = [name for name in RUN_FILES if name not in writes and (out / name).exists()]
+    with committing(out, remove=stale) as staging:
+        model.save(staging / MODEL_FILE)
+        if metrics is not None:
+            (staging / METRICS_FILE).write_text(json.dumps(metrics, indent=2))
+        if config.attention:
+            _save_heatmap(result, staging / HEATMAP_FILE)
+    for name in stale:
+        print(f"Removed {out / name}: {_WHY_REMOVED[name]}.")
+    if config.attention:
+        print(f"\nHeat map written to {out / HEATMAP_FILE}")
+
+
+def _save_heatmap(result, path):
+    """Draws the attention of the example input (`result.example_attention`) into the image `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_lib.plots.attention import attention_heatmap
+
+    ax = attention_heatmap(
+        np.asarray(result.example_attention),
+        [str(d) for d in EXAMPLE_INPUT],
+        result.example_labels,
+        title=f"Reversing {''.join(map(str, EXAMPLE_INPUT))}",
+    )
+    ax.figure.savefig(path, bbox_inches="tight", dpi=120)
+    plt.close(ax.figure)
 
 
 def register_cli(commands):
@@ -291,6 +321,8 @@ def register_cli(commands):
     parser.add_argument("--seed", type=random_seed, default=0)
     parser.add_argument("--out", default="runs/reversal", type=output_folder,
                         help="folder for the heat map, model and metrics")
-    parser.add_argument("--metrics-json", default=None, type=output_file(),
-                        help="where to write the metrics (default: OUT/metrics.json)")
+    parser.add_argument("--metrics-json", default=None, type=output_file(".json"),
+                        help="where to write the metrics, a .json file (default: OUT/metrics.json; elsewhere, not "
+                             "inside another run folder, and OUT/metrics.json of an earlier run is removed; an "
+                             "existing file is replaced, and the command says so)")
     parser.set_defaults(handler=_command)

@@ -1,7 +1,6 @@
 """The `train captioning`, `evaluate captioning` and `caption` commands (`--overlay`: attention over the image)."""
 
 import argparse
-import json
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
@@ -14,6 +13,7 @@ from course_lib.tasks.captioning.evaluation import evaluate_run
 from course_lib.tasks.captioning.model import generate_captions
 from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run, save_run
 from course_lib.tasks.captioning.training import train_captioning
+from course_lib.tasks.run_files import write_json_file, write_output_file
 
 
 def _train_command(args):
@@ -46,8 +46,7 @@ def _evaluate_command(args):
     for key, value in metrics.items():
         print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
     if args.metrics_json:
-        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.metrics_json).write_text(json.dumps(metrics, indent=2))
+        write_json_file(args.metrics_json, metrics, indent=2)
     return 0
 
 
@@ -73,6 +72,8 @@ def caption_files(model, vocabulary, settings, paths, beam_width=1):
 
 
 def _caption_command(args):
+    if args.overlay:  # before the model is loaded: another run's files are never replaced
+        check_file_outside_runs(args.overlay, "--overlay", args.model)
     model, vocabulary, settings = load_run(args.model)
     if args.overlay:  # before anything is captioned (a plain decoder's overlay used to be skipped, exit 0)
         check_draws_attention(model.decoder.has_attention,
@@ -90,14 +91,13 @@ def _caption_command(args):
         from course_lib.plots.captioning import attention_overlay_grid
 
         overlay = Path(args.overlay)
-        overlay.parent.mkdir(parents=True, exist_ok=True)
         for index, (name, caption) in enumerate(zip(kept, captions)):
             path = overlay if len(kept) == 1 else overlay.with_name(f"{overlay.stem}_{index}{overlay.suffix}")
             words = caption.split()
             if len(words) < len(alignments[index]):
                 words.append("<stop>")  # the step that chose to stop looked somewhere too
             figure = attention_overlay_grid(images[index], words, alignments[index], model.grid, title=caption)
-            figure.savefig(path, dpi=100)
+            write_output_file(path, lambda temporary: figure.savefig(temporary, dpi=100))
             plt.close(figure)
             print(f"Attention overlay of {Path(name).name} saved to {path}")
     return 0
@@ -129,7 +129,9 @@ def register_cli(commands):
     evaluate.add_argument("--images")
     evaluate.add_argument("--captions")
     evaluate.add_argument("--beam-width", type=positive_int, default=1)
-    evaluate.add_argument("--metrics-json", type=output_file(), help="write the metrics to this JSON file")
+    evaluate.add_argument("--metrics-json", type=output_file(".json"),
+                          help="write the metrics to this .json file (not inside a run folder; an existing file "
+                               "is replaced, and the command says so)")
     evaluate.set_defaults(handler=_evaluate_command)
 
     caption = commands.root.add_parser("caption", help="caption image files with a trained captioner")
@@ -137,5 +139,7 @@ def register_cli(commands):
     caption.add_argument("images", nargs="+", metavar="IMAGE")
     caption.add_argument("--beam-width", type=positive_int, default=1)
     caption.add_argument("--overlay", type=output_file(*IMAGE_SUFFIXES),
-                         help="save each word's attention over the image to this PNG (or PDF, SVG, JPEG)")
+                         help="save each word's attention over the image to this PNG (or PDF, SVG, JPEG; with several "
+                              "images, NAME_0.png, NAME_1.png...; not inside a run folder; an existing file is "
+                              "replaced, and the command says so)")
     caption.set_defaults(handler=_caption_command)

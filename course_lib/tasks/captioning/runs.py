@@ -4,21 +4,27 @@ import json
 from pathlib import Path
 
 from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs
+from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.text.vocabulary import Vocabulary
 
 RUN_FILE = "run.json"  # a trained run's settings and metrics, beside model.keras and vocabulary.json
 
 
 def save_run(run, out_dir, metrics=None):
-    """Writes `model.keras`, `vocabulary.json`, `run.json` (settings, history, metrics)."""
+    """Writes `model.keras`, `vocabulary.json`, `run.json` (settings, history, metrics) as one commit.
+
+    Written one by one over an earlier run, an interrupt left the new model
+    beside the old run's vocabulary and settings, which `evaluate captioning`
+    then scored without an error.
+    """
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    run.model.save(out_dir / "model.keras")
-    run.vocabulary.save(out_dir / "vocabulary.json")
     record = {"settings": run.settings, "history": {k: [float(x) for x in v] for k, v in run.history.items()}}
     if metrics is not None:
         record["metrics"] = metrics
-    (out_dir / RUN_FILE).write_text(json.dumps(record, indent=2, default=str))
+    with committing(out_dir) as staging:
+        run.model.save(staging / "model.keras")
+        run.vocabulary.save(staging / "vocabulary.json")
+        (staging / RUN_FILE).write_text(json.dumps(record, indent=2, default=str))
     return out_dir
 
 
@@ -29,6 +35,7 @@ def load_run(model_dir):
     import course_lib.models.captioner  # noqa: F401  (registers the classes)
 
     model_dir = Path(model_dir)
+    finish_commit(model_dir)  # a save interrupted after its commit: its files, not the earlier run's
     for name in ("model.keras", "vocabulary.json", RUN_FILE):
         if not (model_dir / name).is_file():
             raise FileNotFoundError(f"{model_dir} is not a captioning run folder: {name} is missing")

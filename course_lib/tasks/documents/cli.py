@@ -18,6 +18,7 @@ from course_lib.tasks.documents.data import check_parts_not_empty, load_splits
 from course_lib.tasks.documents.evaluation import classify_texts, evaluate_documents
 from course_lib.tasks.documents.runs import SETTINGS_FILE, load_trained
 from course_lib.tasks.documents.training import train_documents
+from course_lib.tasks.run_files import write_json_file
 
 
 def _parse_sizes(text):
@@ -60,10 +61,7 @@ def _evaluate_command(args):
     summary = {k: metrics[k] for k in ("accuracy", "macro_f1", "planted_sentence_top1") if k in metrics}
     print(json.dumps({"split": args.split, "documents": metrics["documents"], **summary}))
     if args.metrics_json:
-        directory = os.path.dirname(os.path.abspath(args.metrics_json))
-        os.makedirs(directory, exist_ok=True)
-        with open(args.metrics_json, "w", encoding="utf-8") as handle:
-            json.dump({"split": args.split, **metrics}, handle, indent=1)
+        write_json_file(args.metrics_json, {"split": args.split, **metrics}, indent=1)
     return 0
 
 
@@ -109,7 +107,9 @@ def register_cli(commands):
     evaluate.add_argument("--model", required=True, help="folder written by `train documents`")
     evaluate.add_argument("--data", default=None, help="BBC folder, CSV or 'generated' (default: the training data)")
     evaluate.add_argument("--split", default="test", help="test (default), valid, train, or all (real data only)")
-    evaluate.add_argument("--metrics-json", default=None, type=output_file(), help="write the metrics here")
+    evaluate.add_argument("--metrics-json", default=None, type=output_file(".json"),
+                          help="write the metrics to this .json file (not inside a run folder; an existing file "
+                               "is replaced, and the command says so)")
     evaluate.set_defaults(handler=_evaluate_command)
 
     classify = commands.root.add_parser("classify", help="classify text files with a trained document model")

@@ -3,17 +3,23 @@
 import json
 import os
 
+from course_lib.tasks.run_files import committing, finish_commit
+
 MODEL_FILE = "model.keras"
 SETTINGS_FILE = "training.json"
 
 
 def save_trained(trained, out):
-    """Writes `model.keras`, `vocabulary.json`, `document_pipeline.json`, `training.json`."""
-    os.makedirs(out, exist_ok=True)
-    trained.model.save(os.path.join(out, MODEL_FILE))
-    trained.pipeline.save(out)
-    with open(os.path.join(out, SETTINGS_FILE), "w", encoding="utf-8") as handle:
-        json.dump({**trained.settings, "test_metrics": trained.metrics}, handle, indent=1)
+    """Writes `model.keras`, `vocabulary.json`, `document_pipeline.json`, `training.json` as one commit.
+
+    Written one by one over an earlier run, an interrupt left a new model
+    beside the old run's vocabulary and settings.
+    """
+    with committing(out) as staging:
+        trained.model.save(staging / MODEL_FILE)
+        trained.pipeline.save(staging)
+        with open(staging / SETTINGS_FILE, "w", encoding="utf-8") as handle:
+            json.dump({**trained.settings, "test_metrics": trained.metrics}, handle, indent=1)
 
 
 def load_trained(directory):
@@ -23,6 +29,7 @@ def load_trained(directory):
     import course_lib.models.document_classifier  # noqa: F401  (registers the classes)
     from course_lib.text.documents import DocumentPipeline
 
+    finish_commit(directory)  # a save interrupted after its commit: its files, not the earlier run's
     model_path = os.path.join(directory, MODEL_FILE)
     if not os.path.exists(model_path):
         raise FileNotFoundError(f"No trained document model in {str(directory)!r} ({MODEL_FILE} missing)")

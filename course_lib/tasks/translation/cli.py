@@ -9,6 +9,7 @@ from course_lib.tasks.arguments import (
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
     output_folder, positive_float, positive_int, random_seed,
 )
+from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
@@ -110,12 +111,13 @@ def _evaluate_command(args):
         if key in metrics:
             print(f"{key}: {metrics[key]:.{digits}f}")
     if args.metrics_json:
-        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.metrics_json).write_text(json.dumps(metrics, indent=1))
+        write_json_file(args.metrics_json, metrics, indent=1)
     return 0
 
 
 def _translate_command(args):
+    if args.heatmap:  # before the model is loaded: another run's files are never replaced
+        check_file_outside_runs(args.heatmap, "--heatmap", args.model)
     translator = Translator.load(args.model)
     if args.heatmap:  # `heatmap` refuses a plain model too; here before anything is translated
         check_draws_attention(translator.model.attention,
@@ -130,7 +132,7 @@ def _translate_command(args):
         import matplotlib
 
         matplotlib.use("Agg")
-        heatmap(translator, texts[0], path=args.heatmap, beam_width=args.beam)
+        write_output_file(args.heatmap, lambda path: heatmap(translator, texts[0], path=path, beam_width=args.beam))
         print(f"heat map saved to {args.heatmap}")
     return 0
 
@@ -171,13 +173,16 @@ def register_cli(commands):
     parser.add_argument("--model", required=True, help="folder written by `course-lib train translation`")
     parser.add_argument("--test", help="Tatoeba-format test file (default: the generated corpus's test part)")
     parser.add_argument("--beam", type=positive_int, default=1, help="beam width (1 = greedy)")
-    parser.add_argument("--metrics-json", type=output_file(), help="write the metrics (bleu, chrf, ...) to this JSON file")
+    parser.add_argument("--metrics-json", type=output_file(".json"),
+                        help="write the metrics (bleu, chrf, ...) to this .json file (not inside a run folder; "
+                             "an existing file is replaced, and the command says so)")
     parser.set_defaults(handler=_evaluate_command)
 
     parser = commands.root.add_parser("translate", help="translate text with a trained model")
     parser.add_argument("--model", required=True)
     parser.add_argument("--beam", type=positive_int, default=1)
     parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
-                        help="save the attention heat map of the first text to this image (.png, .pdf, .svg, .jpg)")
+                        help="save the attention heat map of the first text to this image (.png, .pdf, .svg, .jpg; "
+                             "not inside a run folder; an existing file is replaced, and the command says so)")
     parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
     parser.set_defaults(handler=_translate_command)

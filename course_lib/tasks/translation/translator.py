@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
+from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.tasks.translation.config import TranslationConfig
 from course_lib.tasks.translation.data import encode_pairs
 from course_lib.text.vocabulary import STOP, Vocabulary
@@ -90,27 +91,30 @@ class Translator:
     # -- saving ---------------------------------------------------------------
 
     def save(self, directory):
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        temporary = directory / (MODEL_FILE + ".tmp.keras")
-        self.model.save(temporary)
-        os.replace(temporary, directory / MODEL_FILE)  # never leave a half-written model
-        self.source_vocab.save(directory / SOURCE_VOCAB)
-        self.target_vocab.save(directory / TARGET_VOCAB)
-        state = {
-            "task": "translation",
-            "config": dataclasses.asdict(self.config),
-            "epochs_done": self.epochs_done,
-            "history": self.history,
-        }
-        (directory / (STATE_FILE + ".tmp")).write_text(json.dumps(state, indent=1))
-        os.replace(directory / (STATE_FILE + ".tmp"), directory / STATE_FILE)
+        """Writes the model, the vocabularies and `state.json` as one checkpoint (`run_files.committing`).
+
+        Written one by one, an interrupt between them left a model one epoch
+        ahead of the state, and the resumed run trained more epochs than it
+        recorded.
+        """
+        with committing(directory) as staging:
+            self.model.save(staging / MODEL_FILE)
+            self.source_vocab.save(staging / SOURCE_VOCAB)
+            self.target_vocab.save(staging / TARGET_VOCAB)
+            state = {
+                "task": "translation",
+                "config": dataclasses.asdict(self.config),
+                "epochs_done": self.epochs_done,
+                "history": self.history,
+            }
+            (staging / STATE_FILE).write_text(json.dumps(state, indent=1))
 
     @classmethod
     def load(cls, directory):
         import keras
 
         directory = Path(directory)
+        finish_commit(directory)  # a checkpoint committed but not yet in place: its files, not the earlier ones
         missing = [name for name in (MODEL_FILE, SOURCE_VOCAB, TARGET_VOCAB, STATE_FILE)
                    if not (directory / name).exists()]
         if missing:
@@ -126,4 +130,9 @@ class Translator:
 
 
 def has_checkpoint(directory):
-    return directory is not None and (Path(directory) / STATE_FILE).exists()
+    """True when `directory` holds a saved translator (a checkpoint whose saving was interrupted after it
+    was committed is completed first, so that it counts)."""
+    if directory is None:
+        return False
+    finish_commit(directory)
+    return (Path(directory) / STATE_FILE).exists()

@@ -10,13 +10,14 @@ from course_lib.tasks.arguments import (
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
     output_folder, positive_float, positive_int, random_seed,
 )
+from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig
 from course_lib.tasks.transliteration.data import generated_splits, load_pairs
 from course_lib.tasks.transliteration.decoding import evaluate, heatmap_examples, transliterate_words
 from course_lib.tasks.transliteration.reranking import equal_votes_weight, load_reranker
 from course_lib.tasks.transliteration.runs import (
     MODEL_FILE, STATE_FILE, config_from_state, kind_name, load_ensemble, load_run, model_seed_of, read_state,
-    save_run, saved_kind, train,
+    saved_kind, train,
 )
 
 
@@ -56,7 +57,7 @@ def _train_command(args):
     resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
     if resuming:
         config = _resumed_config(args, state)
-        if state.get("train_file") is not None:
+        if state.get("train_file") is not None:  # runs started from Python may not say (every CLI checkpoint does)
             check_same_training_data(args.out, state["train_file"], args.train)
     else:
         config = TransliterationConfig.for_profile(
@@ -86,6 +87,12 @@ def _train_command(args):
             )
         train_pairs, valid_pairs, _ = generated_splits(config)
         source_name = "generated word set"
+    if resuming and state.get("epochs_done", 0) >= config.epochs:
+        # As `train translation` does: a smaller --epochs used to re-save the folder with a config of fewer
+        # epochs than it was trained for.
+        print(f"Already trained for {state['epochs_done']} epochs (asked {config.epochs}); nothing to do. "
+              f"{args.out!r} is unchanged.", flush=True)
+        return 0
     if resuming:
         data = "" if args.train else (f", {config.train_words}/{config.valid_words}/{config.test_words} "
                                       f"train/valid/test words (seed {config.seed})")
@@ -94,9 +101,10 @@ def _train_command(args):
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
           f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2
-    result = train(config, train_pairs, valid_pairs, out_dir=args.out, verbose=verbose)
-    save_run(args.out, result["model"], result["source_vocab"], result["target_vocab"], config,
-             state={"epochs_done": result["epochs_done"], "train_file": args.train or GENERATED})
+    # Every checkpoint records the data source (train_file), from the first epoch on: an interrupted run is
+    # checked on resuming, and `evaluate` knows not to score a file-trained model on the generated words.
+    result = train(config, train_pairs, valid_pairs, out_dir=args.out, verbose=verbose,
+                   train_file=args.train or GENERATED)
     print(f"Trained {result['epochs_done']} epochs in total ({result['seconds']:.0f} s this run); "
           f"saved to {args.out!r}.", flush=True)
     if valid_pairs:
@@ -142,12 +150,13 @@ def _evaluate_command(args):
         summary.update(reranked_with=args.rerank_with, reranker_kind=reranker.kind, rerank_weight=rerank_weight)
     print(json.dumps(summary, indent=1, ensure_ascii=False))
     if args.metrics_json:
-        Path(args.metrics_json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.metrics_json).write_text(json.dumps(summary, indent=1, ensure_ascii=False))
+        write_json_file(args.metrics_json, summary, indent=1, ensure_ascii=False)
     return 0
 
 
 def _transliterate_command(args):
+    if args.heatmap:  # before the model is loaded: another run's files are never replaced
+        check_file_outside_runs(args.heatmap, "--heatmap", args.model)
     model, source_vocab, target_vocab, state = load_run(args.model)
     if args.heatmap:  # `heatmap_examples` refuses a plain model too; here before anything is decoded
         check_draws_attention(model.attention,
@@ -176,8 +185,7 @@ def _transliterate_command(args):
         from course_lib.plots.grid import attention_grid
 
         figure = attention_grid(heatmap_examples(words, decoded, target_vocab, count=len(words)))
-        Path(args.heatmap).parent.mkdir(parents=True, exist_ok=True)  # as `translate --heatmap` does
-        figure.savefig(args.heatmap, dpi=120)
+        write_output_file(args.heatmap, lambda path: figure.savefig(path, dpi=120))
         print(f"heat maps saved to {args.heatmap!r}")
     return 0
 
@@ -220,13 +228,16 @@ def register_cli(commands):
     evaluate_parser.add_argument("--rerank-weight", type=non_negative_float,
                                  help="weight of the rerankers' mean length-normalised log-probability (default: "
                                       "number of --rerank-with / number of --model, one member's vote each)")
-    evaluate_parser.add_argument("--metrics-json", type=output_file(), help="write the metrics to this JSON file")
+    evaluate_parser.add_argument("--metrics-json", type=output_file(".json"),
+                                 help="write the metrics to this .json file (not inside a run folder; an existing "
+                                      "file is replaced, and the command says so)")
     evaluate_parser.set_defaults(handler=_evaluate_command)
 
     words_parser = commands.root.add_parser("transliterate", help="transliterate roman words")
     words_parser.add_argument("--model", required=True)
     words_parser.add_argument("--beam", type=positive_int, default=1)
     words_parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
-                              help="save attention heat maps of the words to this image (.png, .pdf, .svg, .jpg)")
+                              help="save attention heat maps of the words to this image (.png, .pdf, .svg, .jpg; not "
+                                   "inside a run folder; an existing file is replaced, and the command says so)")
     words_parser.add_argument("words", nargs="+")
     words_parser.set_defaults(handler=_transliterate_command)

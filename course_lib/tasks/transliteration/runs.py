@@ -1,8 +1,9 @@
 """A transliteration run's folder: build, train (or resume), save and load its model.
 
 A run folder holds `model.keras`, the two vocabularies and
-`training_state.json` (the config and the progress), written after every
-epoch so that training resumes from the last finished one.
+`training_state.json` (the config, the progress and the training data's
+source), written after every epoch as one checkpoint (`run_files.committing`)
+so that training resumes from the last finished one.
 """
 
 import dataclasses
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import check_run_of
+from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.tasks.transliteration.config import TransliterationConfig
 from course_lib.tasks.transliteration.data import build_vocabularies, encode_pairs, noise_transform
 
@@ -65,39 +67,53 @@ def build_model(config, source_vocab_size, target_vocab_size, total_steps, steps
     return model
 
 
-def _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started):
+def _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started, recorded):
     import keras
 
     class Checkpoint(keras.callbacks.Callback):
-        """Saves model, vocabularies and progress after every epoch (atomically)."""
+        """Saves model, vocabularies and progress after every epoch, as one checkpoint (`save_run`)."""
 
         def on_epoch_end(self, epoch, logs=None):
             save_run(out_dir, self.model, source_vocab, target_vocab, config,
-                     state={"epochs_done": epoch + 1, "seconds": time.perf_counter() - started,
+                     state={**recorded, "epochs_done": epoch + 1, "seconds": time.perf_counter() - started,
                             "last_logs": {k: float(v) for k, v in (logs or {}).items()}})
 
     return Checkpoint()
 
 
 def save_run(out_dir, model, source_vocab, target_vocab, config, state=None):
-    """Writes `model.keras`, the two vocabularies, the config and the progress."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    temporary = out_dir / (MODEL_FILE + ".tmp.keras")
-    model.save(temporary)
-    os.replace(temporary, out_dir / MODEL_FILE)
-    source_vocab.save(out_dir / SOURCE_VOCAB_FILE)
-    target_vocab.save(out_dir / TARGET_VOCAB_FILE)
-    previous = read_state(out_dir)
-    previous.update(state or {})
-    previous["config"] = dataclasses.asdict(config)
-    (out_dir / STATE_FILE).write_text(json.dumps(previous, indent=1))
+    """Writes `model.keras`, the two vocabularies and `training_state.json` (the config, and `state` over the
+    saved progress) as one checkpoint: an interrupt leaves the earlier checkpoint whole, never a model of one
+    epoch beside the state of another."""
+    recorded = read_state(out_dir)
+    recorded.update(state or {})
+    recorded["config"] = dataclasses.asdict(config)
+    with committing(out_dir) as staging:
+        model.save(staging / MODEL_FILE)
+        source_vocab.save(staging / SOURCE_VOCAB_FILE)
+        target_vocab.save(staging / TARGET_VOCAB_FILE)
+        (staging / STATE_FILE).write_text(json.dumps(recorded, indent=1))
 
 
 def read_state(run_dir):
-    """The run's `training_state.json` as a dict (empty when the folder has none)."""
+    """The run's `training_state.json` as a dict (empty when the folder has none).
+
+    A checkpoint whose saving was interrupted after it was committed is
+    completed first; a damaged file is refused with its path.
+    """
+    finish_commit(run_dir)
     path = Path(run_dir) / STATE_FILE
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    text = path.read_text()
+    try:
+        state = json.loads(text)
+        if not isinstance(state, dict):
+            raise ValueError(f"expected a JSON object, found {type(state).__name__}")
+    except ValueError as error:
+        raise ValueError(f"{os.fspath(path)!r} is damaged ({error}); train the run again into a new folder. "
+                         f"Received: {text[:80]!r}") from None
+    return state
 
 
 def load_run(model_dir):
@@ -109,13 +125,13 @@ def load_run(model_dir):
 
     model_dir = Path(model_dir)
     check_run_of(model_dir, "transliteration")
+    state = read_state(model_dir)  # first: it completes an interrupted checkpoint's commit
     if not (model_dir / MODEL_FILE).exists():
         raise FileNotFoundError(
             f"No trained transliteration model in {os.fspath(model_dir)!r} (expected {MODEL_FILE}); "
             "train one with `course-lib train transliteration --out DIR`."
         )
     model = keras.saving.load_model(model_dir / MODEL_FILE)
-    state = read_state(model_dir)
     return (
         model,
         Vocabulary.load(model_dir / SOURCE_VOCAB_FILE),
@@ -162,8 +178,13 @@ def _check_config_fits_model(out_dir, config, model):
         )
 
 
-def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
+def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2, train_file=None):
     """Trains (or resumes, when `out_dir` holds a checkpoint) a transliteration model.
+
+    With `train_file` (the `--train` file, or `GENERATED`), every checkpoint
+    records where the pairs came from, so resuming the run on other data, and
+    scoring it on the generated test words, are refused even when the run is
+    interrupted.
 
     Returns:
         A dict with `model`, `source_vocab`, `target_vocab`, `history`
@@ -177,6 +198,8 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     if not train_pairs:
         raise ValueError("No training pairs. Received: 0 pairs")
     initial_epoch = 0
+    if out_dir is not None:
+        finish_commit(out_dir)  # an interrupted checkpoint, committed: resumed from it
     if out_dir is not None and (Path(out_dir) / MODEL_FILE).exists():
         model, source_vocab, target_vocab, state = load_run(out_dir)
         initial_epoch = int(state.get("epochs_done", 0))
@@ -208,7 +231,8 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2):
     )
     started = time.perf_counter()
     callbacks = [] if out_dir is None else [
-        _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started)
+        _checkpoint_callback(out_dir, config, source_vocab, target_vocab, started,
+                             {} if train_file is None else {"train_file": os.fspath(train_file)})
     ]
     history = {}
     if initial_epoch < config.epochs:
