@@ -16,7 +16,9 @@ It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
 gradients from `course_lib.gradients.value_and_gradients`.
 
 Also: inputs that several test files share (`documents_with_an_empty_sentence`), and
-`needs_float64`, the mark of the tests that run under a float64 policy.
+`needs_float64`, the mark of the tests that run under a float64 policy; `check_output_shapes`
+(`compute_output_shape` against a real call) and `check_reload_keeps_training` (a compiled model
+saved and loaded trains on).
 """
 
 import os
@@ -171,6 +173,80 @@ def run_layer_test(
         padded_kwargs, compare = padding_check
         compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
     return layer
+
+
+def check_output_shapes(layer, call_kwargs, open_shapes):
+    """`compute_output_shape` agrees with what `call` returns, known sizes and open ones alike.
+
+    Args:
+        layer: the layer (built by the call if it is not).
+        call_kwargs: dict of NumPy inputs for `call`, in call-signature order.
+        open_shapes: the same inputs' shapes with None for each size left open (batch, lengths).
+
+    On the concrete shapes `compute_output_shape` must give the real outputs'
+    shapes; on `open_shapes` every size it knows must be the real one, and a
+    symbolic call on `keras.Input`s of those shapes must give the same shapes,
+    and the real outputs' dtypes.
+
+    Returns:
+        The shapes `compute_output_shape` gives for `open_shapes`, for the
+        caller to check which sizes it knows.
+    """
+    outputs = _as_list(_call(layer, call_kwargs))
+    real = [tuple(output.shape) for output in outputs]
+    concrete = {f"{name}_shape": np.asarray(value).shape for name, value in call_kwargs.items()}
+    assert _as_shapes(layer.compute_output_shape(**concrete)) == real
+    computed = _as_shapes(layer.compute_output_shape(**{
+        f"{name}_shape": tuple(shape) for name, shape in open_shapes.items()}))
+    for got, want in zip(computed, real):
+        assert len(got) == len(want) and all(g is None or g == w for g, w in zip(got, want)), (computed, real)
+    inputs = {name: keras.Input(batch_shape=tuple(shape), dtype=str(np.asarray(call_kwargs[name]).dtype))
+              for name, shape in open_shapes.items()}
+    symbolic = _as_list(layer(**inputs))
+    assert [tuple(t.shape) for t in symbolic] == computed
+    dtypes = [keras.backend.standardize_dtype(t.dtype) for t in symbolic]
+    assert dtypes == [keras.backend.standardize_dtype(o.dtype) for o in outputs], dtypes
+    return computed
+
+
+def _as_shapes(shapes):
+    """A list of shape tuples from what `compute_output_shape` returns: one shape, or one per output."""
+    if len(shapes) and isinstance(shapes[0], (tuple, list)):
+        return [tuple(shape) for shape in shapes]
+    return [tuple(shapes)]
+
+
+def check_reload_keeps_training(model, x, y, path):
+    """A compiled model trained for a step, saved to `path` (`.keras`) and loaded, trains on where it stopped.
+
+    The loaded model must come back compiled, without Keras's warning that a
+    custom `compile` was skipped: the same loss and metrics on `(x, y)`, the
+    optimizer's step count and state, and one more step of `fit` on both
+    leaves the same weights.
+
+    Returns:
+        The loaded model.
+    """
+    import warnings
+
+    fit = dict(epochs=1, batch_size=len(y) // 2, shuffle=False, verbose=0)
+    model.fit(x, y, **fit)
+    model.save(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        reloaded = keras.models.load_model(path)
+    skipped = [str(w.message) for w in caught if "compile()` was not called" in str(w.message)]
+    assert not skipped, skipped
+    assert reloaded.optimizer is not None and int(reloaded.optimizer.iterations) == int(model.optimizer.iterations)
+    for theirs, ours in zip(reloaded.optimizer.variables, model.optimizer.variables):
+        np.testing.assert_allclose(np.asarray(theirs), np.asarray(ours), err_msg=ours.path)
+    np.testing.assert_allclose(reloaded.evaluate(x, y, verbose=0), model.evaluate(x, y, verbose=0), rtol=1e-5)
+    model.fit(x, y, **fit)
+    reloaded.fit(x, y, **fit)
+    assert int(reloaded.optimizer.iterations) == int(model.optimizer.iterations)
+    for theirs, ours in zip(reloaded.weights, model.weights):
+        np.testing.assert_allclose(np.asarray(theirs), np.asarray(ours), atol=1e-5, err_msg=ours.path)
+    return reloaded
 
 
 # -- inputs that several test files share ---------------------------------------------

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from course_lib.models.captioner import ImageCaptioner
+from layer_testing import check_reload_keeps_training
 
 VOCAB = 12
 
@@ -271,3 +272,24 @@ def test_the_unread_settings_tables_keep_the_constructors_defaults():
     for options in document_classifier.UNREAD_OPTIONS.values():
         for name, value in options.items():
             assert _is_default(defaults(document_classifier.DocumentClassifier)[name], value), name
+
+
+@pytest.mark.parametrize("decoder", ["attention", "option1"])
+def test_a_reloaded_captioner_evaluates_alike_and_trains_on(decoder, tmp_path):
+    # `get_compile_config` returned None: the captioner came back uncompiled, its optimizer state lost.
+    model = _small(decoder)
+    model.compile(keras.optimizers.Adam(1e-2))
+    inputs = _inputs(batch=4)
+    target_out = np.concatenate([inputs["target_in"][:, 1:], np.full((4, 1), 2, "int32")], axis=1)
+    check_reload_keeps_training(model, inputs, target_out, tmp_path / "captioner.keras")
+
+
+def test_a_features_captioner_takes_numpy_integer_sizes():
+    # The backbone's sizes read off an array's shape are NumPy integers; they reached the config as they came.
+    model = ImageCaptioner(VOCAB, decoder="attention", encoder="features", feature_locations=np.int64(4),
+                           feature_channels=np.int64(6), feature_vector_dim=np.int64(6), embedding_dim=np.int64(8),
+                           units=np.int64(16), attention_units=np.int64(5), max_output_length=np.int64(3))
+    config = model.get_config()
+    names = ("feature_locations", "feature_channels", "feature_vector_dim", "attention_units", "embedding_dim")
+    assert all(type(config[name]) is int for name in names), {name: type(config[name]) for name in names}
+    assert model.grid == (2, 2)

@@ -11,7 +11,7 @@ from course_lib.metrics.classification import (
     accuracy, confusion_matrix, macro_f1, per_class_f1, planted_sentence_top1,
 )
 from course_lib.models.document_classifier import DocumentClassifier, FlatAttentionEncoder
-from layer_testing import run_layer_test
+from layer_testing import check_output_shapes, check_reload_keeps_training, run_layer_test
 
 
 def documents(seed=0):
@@ -172,3 +172,32 @@ def test_words_of_an_ignored_sentence_stay_pale():
     # (a colormap's lightest colour used to draw a peach box behind every unweighted word).
     assert [round(faces[word][3], 2) for word in ("the", "coach", "won", "an")] == [0.11, 0.85, 0.11, 0.0]
     assert np.allclose(faces["coach"][:3], np.array([230, 80, 30]) / 255)
+
+
+def test_classifier_takes_numpy_integer_sizes():
+    # `labels.max() + 1` is a NumPy integer: `num_classes` was refused, and the other sizes reached Keras's layers.
+    labels = np.array([0, 2, 1])
+    for encoder in ("han", "plain", "flat"):
+        model = DocumentClassifier(np.int64(20), labels.max() + 1, encoder=encoder, embedding_dim=np.int64(8),
+                                   word_units=np.int32(6))
+        assert np.asarray(model(documents())).shape == (4, 3)
+        config = model.get_config()
+        assert type(config["num_classes"]) is int and type(config["word_units"]) is int
+    with pytest.raises(ValueError, match=r"`num_classes` must be a whole number >= 2. Received: num_classes=np.int64"):
+        DocumentClassifier(20, np.int64(1))
+
+
+def test_flat_encoder_output_shape_matches_its_outputs():
+    # `compute_output_shape` raised NotImplementedError.
+    encoder = FlatAttentionEncoder(20, 4, 5)
+    shapes = check_output_shapes(encoder, {"documents": documents()}, {"documents": (None, None, None)})
+    assert shapes == [(None, 10), (None, None, None)]
+
+
+def test_a_reloaded_classifier_evaluates_alike_and_trains_on(tmp_path):
+    # It reloaded compiled already (its `compile` is Keras's own); kept so, like the other models.
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1, 20, size=(8, 3, 4)).astype("int32")
+    model = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
+    model.compile(keras.optimizers.Adam(1e-2), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    check_reload_keeps_training(model, ids, rng.integers(0, 3, 8), os.path.join(tmp_path, "documents.keras"))

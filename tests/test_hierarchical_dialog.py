@@ -10,6 +10,7 @@ from course_lib.data.dialogs import FILMS, encode_dialogs, generate_dialogs
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.text.vocabulary import Vocabulary
+from layer_testing import check_reload_keeps_training
 
 
 def small_set(count=12, seed=0):
@@ -104,3 +105,38 @@ def test_no_test_dialog_context_was_seen_in_training():
     assert len(every_context) == 9216  # the docstring's count
     with pytest.raises(ValueError, match="Could not draw 5 dialogs outside the 9216 excluded contexts"):
         generate_dialogs(5, seed=2, exclude=every_context)
+
+
+@pytest.mark.parametrize("attention", [True, False])
+def test_a_reloaded_dialog_model_evaluates_alike_and_trains_on(attention, tmp_path):
+    # Its custom `compile` (defaults for the loss and metrics) used to be skipped on loading: the model came back
+    # marked compiled with no optimizer and no loss, and `evaluate` raised "No loss to compute".
+    _, vocabulary, arrays = small_set(8)
+    keras.utils.set_random_seed(0)
+    model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=6, sentence_units=5, units=7,
+                                    attention=attention)
+    model.compile(keras.optimizers.Adam(1e-2))
+    inputs = {"context": arrays["context"], "target_in": arrays["target_in"]}
+    reloaded = check_reload_keeps_training(model, inputs, arrays["target_out"], tmp_path / "dialog.keras")
+    assert reloaded.loss.pad_id == model.pad_id
+
+
+def test_dialog_model_takes_numpy_integer_sizes():
+    # `len(np.unique(ids))` and `ids.max() + 1` are NumPy integers; the encoder refused them, and Keras's layers
+    # refuse them too, so they are stored as plain ints.
+    sizes = dict(vocab_size=np.int64(20), embedding_dim=np.int64(8), word_units=np.int64(6),
+                 sentence_units=np.int32(5), units=np.int64(7), max_output_length=np.int64(4))
+    model = HierarchicalDialogModel(**sizes)
+    assert all(type(model.get_config()[name]) is int for name in sizes)
+    assert model.generate(np.ones((2, 3, 4), "int32"))["tokens"].shape == (2, 4)
+    with pytest.raises(ValueError, match="`units` must be a whole number >= 1. Received: units=7.5"):
+        HierarchicalDialogModel(20, units=7.5)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_dialog_generate_gives_float32_weights_under_a_mixed_policy(policy):
+    # They came back float16 or bfloat16, and a bfloat16 array is no NumPy floating type.
+    model = HierarchicalDialogModel(20, embedding_dim=8, word_units=6, sentence_units=5, units=8, dtype=policy)
+    generated = model.generate(np.ones((2, 3, 4), "int32"), max_length=3)
+    assert generated["alignments"].dtype == np.float32
+    assert generated["utterance_weights"].dtype == np.float32

@@ -201,3 +201,38 @@ def test_plain_encoder_all_padding_document_is_zero_not_nan():
     document = np.asarray(encoder(documents)[0])
     assert np.all(np.isfinite(document))
     assert np.all(document[1] == 0.0) and np.any(document[0] != 0.0)
+
+
+def test_state_dropout_cell_seeds_its_own_dropout_too():
+    # The seed reached the state noise only: the cell's `dropout` and `recurrent_dropout` were unseeded, while
+    # `get_config` reported the seed.
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell
+
+    inputs = np.random.default_rng(0).normal(size=(2, 4, 3)).astype("float32")
+
+    def run(seed, state_dropout=0.0):
+        keras.utils.set_random_seed(len(runs))  # different unseeded noise in each run
+        rnn = keras.layers.RNN(StateDropoutGRUCell(5, state_dropout=state_dropout, dropout=0.5,
+                                                   recurrent_dropout=0.5, seed=seed), return_sequences=True)
+        rnn.build(inputs.shape)
+        rnn.set_weights(runs[0][1].get_weights() if runs else rnn.get_weights())  # the same weights
+        runs.append((np.asarray(rnn(inputs, training=True)), rnn.cell))
+        return runs[-1]
+
+    runs = []
+    first, cell = run(7)
+    np.testing.assert_allclose(run(7)[0], first)
+    assert not np.allclose(run(8)[0], first)
+    np.testing.assert_allclose(run(7, state_dropout=0.5)[0], run(7, state_dropout=0.5)[0])
+    assert cell.get_config()["seed"] == 7 and cell.seed == 7
+    assert StateDropoutGRUCell.from_config(cell.get_config()).seed == 7
+
+
+@pytest.mark.parametrize("encoder_class", [HierarchicalAttentionEncoder, HierarchicalEncoder])
+def test_hierarchical_encoders_take_numpy_integer_sizes(encoder_class):
+    # `isinstance(value, int)` refused them.
+    encoder = encoder_class(np.int64(VOCAB), np.int64(4), np.int32(5), np.int64(6))
+    assert np.asarray(encoder(make_documents())[0]).shape[-1] == encoder.output_dim
+    assert all(type(encoder.get_config()[name]) is int for name in ("vocab_size", "word_units", "sentence_units"))
+    with pytest.raises(ValueError, match="`word_units` must be a whole number >= 1. Received: word_units=0"):
+        encoder_class(VOCAB, 4, 0, 6)

@@ -121,3 +121,10 @@ def test_offline_falls_back_to_the_small_cnn(monkeypatch):
 def test_unknown_backbone():
     with pytest.raises(ValueError, match="resnet"):
         load_backbone("resnet")
+
+
+def test_small_cnn_sub_layers_have_the_same_names_in_every_instance():
+    # The pooling and dropout layers took names from Keras's global counters (max_pooling2d_6, dropout_7).
+    first, second = SmallCNNEncoder((4, 8)), SmallCNNEncoder((4, 8))
+    assert (first.pool.name, first.fc_dropout.name) == ("pool", "fc_dropout")
+    assert (second.pool.name, second.fc_dropout.name) == ("pool", "fc_dropout")

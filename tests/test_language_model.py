@@ -7,7 +7,7 @@ import pytest
 from course_lib.data import char_corpus
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_log_probs, unigram_perplexity
 from course_lib.models.language_model import RNNLanguageModel, parameter_count
-from layer_testing import run_layer_test
+from layer_testing import check_output_shapes, check_reload_keeps_training, run_layer_test
 
 
 def _tokens(batch=3, length=6, vocab=11, seed=0):
@@ -121,3 +121,25 @@ def test_perplexity_helpers():
     assert unigram_perplexity(targets, targets, 6, smoothing=0.0) == pytest.approx(expected)
     with pytest.raises(ValueError, match="padding"):
         perplexity_from_log_probs(np.zeros((1, 2)), np.zeros((1, 2), int))
+
+
+def test_numpy_integer_sizes_reach_keras_as_ints():
+    # They passed the check and were handed on as they came: Keras's Embedding refused `input_dim`.
+    layer = RNNLanguageModel(np.int64(11), np.int64(5), np.int32(7))
+    assert np.asarray(layer(_tokens())).shape == (3, 6, 11)
+    assert all(type(layer.get_config()[name]) is int for name in ("vocab_size", "embedding_dim", "units"))
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_output_shape_matches_the_logits(policy):
+    # `compute_output_shape` raised NotImplementedError; the logits are float32 under a mixed policy.
+    layer = RNNLanguageModel(11, 5, 7, dtype=policy)
+    assert check_output_shapes(layer, {"tokens": _tokens()}, {"tokens": (None, None)}) == [(None, None, 11)]
+
+
+def test_a_reloaded_training_model_evaluates_alike_and_trains_on(tmp_path):
+    # The functional model around the layer reloads compiled (Keras's own `compile`); kept so.
+    tokens = _tokens(batch=4)
+    model = RNNLanguageModel(11, 5, 7).training_model()
+    model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    check_reload_keeps_training(model, tokens, tokens, tmp_path / "language_model.keras")

@@ -13,7 +13,7 @@ from course_lib.decoding import greedy_decode
 from course_lib.encoders import GRUEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models import Seq2Seq
-from layer_testing import needs_float64, run_layer_test
+from layer_testing import check_output_shapes, needs_float64, run_layer_test
 
 RNG = np.random.default_rng(1)
 
@@ -466,3 +466,45 @@ def test_one_directional_encoder_bridges_to_other_decoder_units():
     outputs, state, _ = encoder(np.array([[3, 4, 5]], "int32"))
     assert encoder.bridge is not None
     assert tuple(outputs.shape) == (1, 3, 8) and tuple(state.shape) == (1, 6)
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_encoder_output_shape_matches_its_outputs(bidirectional):
+    # `compute_output_shape` raised NotImplementedError; the mask stays boolean in a symbolic call.
+    encoder = GRUEncoder(12, 4, 6, bidirectional=bidirectional, decoder_units=5)
+    shapes = check_output_shapes(encoder, {"source": _tokens(2, 3)}, {"source": (None, None)})
+    assert shapes == [(None, None, 12 if bidirectional else 6), (None, 5), (None, None)]
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_float16"])
+@pytest.mark.parametrize("attention", [True, False])
+def test_decoder_output_shape_matches_its_outputs(attention, policy):
+    # `compute_output_shape` raised NotImplementedError.
+    decoder = (AttentionGRUDecoder(9, 4, 6, dtype=policy) if attention
+               else PlainGRUDecoder(9, 4, 6, option=2, dtype=policy))
+    state = 6 if attention else 5
+    inputs = {"target_inputs": _tokens(2, 3, vocab=9), "encoder_outputs": np.ones((2, 4, 5), "float32"),
+              "initial_state": np.ones((2, state), "float32")}
+    open_shapes = {"target_inputs": (None, None), "encoder_outputs": (None, None, 5), "initial_state": (None, state)}
+    assert check_output_shapes(decoder, inputs, open_shapes) == [(None, None, 9), (None, None, None)]
+
+
+def test_seq2seq_takes_numpy_integer_sizes():
+    # Keras's Embedding refused `input_dim=np.int64(12)`.
+    model = Seq2Seq(np.int64(12), np.int64(10), embedding_dim=np.int64(4), units=np.int64(6),
+                    attention_units=np.int32(5), max_output_length=np.int64(3))
+    assert model.generate(_tokens(2, 3))["tokens"].shape == (2, 3)
+    config = model.get_config()
+    names = ("source_vocab_size", "target_vocab_size", "units", "attention_units", "max_output_length")
+    assert all(type(config[name]) is int for name in names)
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_greedy_and_beam_alignments_are_float32_under_a_mixed_policy(policy):
+    # Greedy decoding returned float16 or bfloat16 alignments (a bfloat16 array is no NumPy floating type);
+    # beam search returned float32.
+    model = Seq2Seq(12, 10, embedding_dim=4, units=6, dtype=policy)
+    for beam_width in (1, 2):
+        result = model.generate(_tokens(2, 3), max_length=4, beam_width=beam_width)
+        assert result["alignments"].dtype == np.float32, (beam_width, result["alignments"].dtype)
+        assert result["scores"].dtype == np.float32

@@ -84,23 +84,32 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 "`teacher_forcing_ratio` must lie in [0, 1]. "
                 f"Received: teacher_forcing_ratio={teacher_forcing_ratio}"
             )
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        if attention_units is not None:  # 0 is refused, not taken for the default
-            check_count(attention_units, "attention_units")
-        self.attention_units = units if attention_units is None else attention_units
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
+        # 0 is refused, not taken for the default
+        self.attention_units = (
+            self.units if attention_units is None else check_count(attention_units, "attention_units")
+        )
         self.deep_output = deep_output
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.conditional = bool(conditional)
         self.seed = seed
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
         self.attention = BahdanauAttention(self.attention_units, dtype=self.dtype_policy, name="attention")
-        self.cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="gru_cell")
+        self.cell = keras.layers.GRUCell(self.units, dtype=self.dtype_policy, name="gru_cell")
         # GRU_1 of the conditional step: reads e(y_{t-1}) before attending.
-        self.input_cell = keras.layers.GRUCell(units, dtype=self.dtype_policy, name="input_gru_cell") if self.conditional else None
+        self.input_cell = (
+            keras.layers.GRUCell(self.units, dtype=self.dtype_policy, name="input_gru_cell")
+            if self.conditional else None
+        )
         # Logits in float32 even under a mixed-precision policy (float64 under float64), for the softmax and the loss.
-        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")
+        self.output_layer = keras.layers.Dense(
+            self.vocab_size, dtype=at_least_float32(self.dtype_policy), name="output"
+        )
         self.seed_generator = keras.random.SeedGenerator(seed)
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
@@ -205,12 +214,17 @@ class AttentionGRUDecoder(keras.layers.Layer):
         _, (logits, weights) = scan(body, (initial_state, first_prediction), xs)
         return ops.transpose(logits, (1, 0, 2)), ops.transpose(weights, (1, 0, 2))
 
+    def compute_output_shape(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape,
+                             source_mask_shape=None):
+        batch, steps = target_inputs_shape[:2]
+        return (batch, steps, self.vocab_size), (batch, steps, encoder_outputs_shape[1])  # logits, alignments
+
     def compute_output_spec(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         # Written out, not traced: tracing the loop (`scan` over a symbolic length) loses the number of steps.
-        batch, steps = target_inputs.shape[:2]
+        logits, alignments = self.compute_output_shape(target_inputs.shape, encoder_outputs.shape, initial_state.shape)
         return (
-            keras.KerasTensor((batch, steps, self.vocab_size), dtype=self.output_layer.compute_dtype),  # (batch, tgt_len, vocab)
-            keras.KerasTensor((batch, steps, encoder_outputs.shape[1]), dtype=self.compute_dtype),  # (batch, tgt_len, src_len)
+            keras.KerasTensor(logits, dtype=self.output_layer.compute_dtype),  # (batch, tgt_len, vocab)
+            keras.KerasTensor(alignments, dtype=self.compute_dtype),  # (batch, tgt_len, src_len)
         )
 
     def compute_mask(self, *args, **kwargs):

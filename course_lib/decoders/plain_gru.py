@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_decoder_inputs, check_initial_state
+from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state
 from course_lib.layers.precision import at_least_float32
 
 
@@ -45,14 +45,19 @@ class PlainGRUDecoder(keras.layers.Layer):
         super().__init__(**kwargs)
         if option not in (1, 2):
             raise ValueError(f"`option` must be 1 or 2. Received: option={option}")
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.units = units
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
         self.option = option
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
-        self.gru = keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru")
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
+        self.gru = keras.layers.GRU(self.units, return_sequences=True, dtype=self.dtype_policy, name="gru")
         # Logits in float32 even under a mixed-precision policy (float64 under float64), for the softmax and the loss.
-        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")
+        self.output_layer = keras.layers.Dense(
+            self.vocab_size, dtype=at_least_float32(self.dtype_policy), name="output"
+        )
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):
@@ -118,6 +123,18 @@ class PlainGRUDecoder(keras.layers.Layer):
             dtype=logits.dtype,
         )
         return logits, alignments
+
+    def compute_output_shape(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape,
+                             source_mask_shape=None):
+        batch, steps = target_inputs_shape[:2]
+        return (batch, steps, self.vocab_size), (batch, steps, encoder_outputs_shape[1])  # logits, alignments
+
+    def compute_output_spec(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self._initial_state_size())
+        logits, alignments = self.compute_output_shape(target_inputs.shape, encoder_outputs.shape, initial_state.shape)
+        # Both in the output layer's dtype (float32 under a mixed policy), as `call` returns them.
+        dtype = self.output_layer.compute_dtype
+        return keras.KerasTensor(logits, dtype=dtype), keras.KerasTensor(alignments, dtype=dtype)
 
     def compute_mask(self, *args, **kwargs):
         return None

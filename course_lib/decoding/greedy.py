@@ -24,7 +24,9 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
     Returns:
         `(tokens, alignments, log_probs)`: `(batch, max_length)` int32 tokens,
         `(batch, max_length, src_len)` attention weights and the summed
-        log-probability of each sequence `(batch,)`.
+        log-probability of each sequence `(batch,)`, both in float32 under a
+        float32 or mixed policy (as beam search gives them; a float16 or
+        bfloat16 array is no NumPy floating type) and float64 under float64.
     """
     if not ops.is_tensor(max_length):  # a tensor is checked by its caller
         check_count(max_length, "max_length")
@@ -46,6 +48,7 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
         best = ops.take_along_axis(log_probs, tokens[:, None], axis=1)[:, 0]  # (batch,)
         tokens = ops.where(finished, pad_id, tokens)
         total = total + ops.where(finished, ops.zeros_like(best), best)
+        weights = ops.cast(weights, dtype)  # (batch, src_len)
         weights = ops.where(finished[:, None], ops.zeros_like(weights), weights)
         state = ops.where(finished[:, None], state, new_state)
         finished = ops.logical_or(finished, ops.equal(tokens, stop_id))

@@ -54,20 +54,23 @@ class GRUEncoder(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        check_count(pad_id, "pad_id", least=0)  # an id: 1.5 is refused
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
+        self.pad_id = check_count(pad_id, "pad_id", least=0)  # an id: 1.5 is refused
         if pad_id >= vocab_size:
             raise ValueError(f"`pad_id` must be a token id in [0, vocab_size). Received: pad_id={pad_id}, "
                              f"vocab_size={vocab_size}")
-        if decoder_units is not None:  # 0 is refused, not taken for the default
-            check_count(decoder_units, "decoder_units")
-        self.pad_id = pad_id
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.units = units
+        # 0 is refused, not taken for the default
+        self.decoder_units = self.units if decoder_units is None else check_count(decoder_units, "decoder_units")
         self.bidirectional = bidirectional
-        self.decoder_units = units if decoder_units is None else decoder_units
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
-        gru = keras.layers.GRU(units, return_sequences=True, return_state=True, dtype=self.dtype_policy, name="gru")
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
+        gru = keras.layers.GRU(
+            self.units, return_sequences=True, return_state=True, dtype=self.dtype_policy, name="gru"
+        )
         self.rnn = make_bidirectional(gru, dtype=self.dtype_policy, name="bigru") if bidirectional else gru
         self.uses_bridge = bidirectional or self.decoder_units != units
         self.bridge = (
@@ -97,6 +100,20 @@ class GRUEncoder(keras.layers.Layer):
             outputs, final = results
         initial_state = self.bridge(final) if self.bridge is not None else final  # (batch, dec_units)
         return outputs, initial_state, source_mask
+
+    def compute_output_shape(self, source_shape):
+        batch, length = source_shape
+        directions = 2 if self.bidirectional else 1
+        return (batch, length, directions * self.units), (batch, self.decoder_units), (batch, length)
+
+    def compute_output_spec(self, source, training=None):
+        check_token_ids(source, "source")
+        outputs, initial_state, source_mask = self.compute_output_shape(source.shape)
+        return (
+            keras.KerasTensor(outputs, dtype=self.compute_dtype),  # (batch, src_len, units * directions)
+            keras.KerasTensor(initial_state, dtype=self.compute_dtype),  # (batch, decoder_units)
+            keras.KerasTensor(source_mask, dtype="bool"),  # (batch, src_len)
+        )
 
     def compute_mask(self, source, mask=None):
         return None

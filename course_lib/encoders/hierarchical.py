@@ -13,6 +13,7 @@ Token id 0 is padding. A sentence is padding when all its words are.
 """
 
 import keras
+import numpy as np
 from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
@@ -51,16 +52,21 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
     Args:
         units: state size.
         state_dropout: probability of zeroing each unit of `h_{i-1}` at each step.
-        seed: optional seed of the noise.
+        seed: optional seed of the noise: of the state dropout here, and of
+            `GRUCell`'s own `dropout` and `recurrent_dropout` (each from its
+            own generator).
+        **kwargs: the other arguments of `keras.layers.GRUCell`.
     """
 
     def __init__(self, units, state_dropout=0.0, seed=None, **kwargs):
-        super().__init__(units, **kwargs)
+        super().__init__(units, seed=seed, **kwargs)
         if not 0.0 <= state_dropout < 1.0:
             raise ValueError(f"`state_dropout` must lie in [0, 1). Received: state_dropout={state_dropout}")
         self.state_dropout = float(state_dropout)
-        self.noise_seed = seed
-        self.noise_generator = keras.random.SeedGenerator(seed)
+        # A generator of its own, so the state noise does not shift `GRUCell`'s dropout masks, and a seed
+        # derived from `seed`: the same seed would draw the same bits as `GRUCell`'s masks.
+        noise_seed = None if seed is None else int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
+        self.noise_generator = keras.random.SeedGenerator(noise_seed)
 
     def call(self, inputs, states, training=False):
         if training and self.state_dropout > 0.0:
@@ -72,7 +78,7 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
         return super().call(inputs, states, training=training)
 
     def get_config(self):
-        return {**super().get_config(), "state_dropout": self.state_dropout, "seed": self.noise_seed}
+        return {**super().get_config(), "state_dropout": self.state_dropout}
 
 
 def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, state_dropout=0.0, dtype=None):
@@ -94,21 +100,16 @@ class _HierarchyBase(keras.layers.Layer):
 
     def __init__(self, vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs):
         super().__init__(**kwargs)
-        for name, value in (
-            ("vocab_size", vocab_size),
-            ("embedding_dim", embedding_dim),
-            ("word_units", word_units),
-            ("sentence_units", sentence_units),
-        ):
-            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.word_units = word_units
-        self.sentence_units = sentence_units
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.word_units = check_count(word_units, "word_units")
+        self.sentence_units = check_count(sentence_units, "sentence_units")
         self.bidirectional = bool(bidirectional)
         self.directions = 2 if self.bidirectional else 1
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
 
     @property
     def output_dim(self):
@@ -218,22 +219,21 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
                 "`sentence_state_dropout` must lie in [0, 1). "
                 f"Received: sentence_state_dropout={sentence_state_dropout}"
             )
-        if attention_units is not None:  # 0 is refused, not taken for the default
-            check_count(attention_units, "attention_units")
-        self.attention_units = attention_units
+        # 0 is refused, not taken for the default
+        self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
         self.sentence_state_dropout = float(sentence_state_dropout)
         directions = self.directions
-        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", dtype=self.dtype_policy)
+        self.word_rnn = _make_gru(self.word_units, self.bidirectional, "word_gru", dtype=self.dtype_policy)
         self.word_attention = AttentionPooling(
-            directions * word_units if attention_units is None else attention_units,
+            directions * self.word_units if attention_units is None else self.attention_units,
             context_name="u_w", dtype=self.dtype_policy, name="word_attention",
         )
         self.sentence_rnn = _make_gru(
-            sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout,
+            self.sentence_units, self.bidirectional, "sentence_gru", state_dropout=self.sentence_state_dropout,
             dtype=self.dtype_policy,
         )
         self.sentence_attention = AttentionPooling(
-            directions * sentence_units if attention_units is None else attention_units,
+            directions * self.sentence_units if attention_units is None else self.attention_units,
             context_name="u_s", dtype=self.dtype_policy, name="sentence_attention",
         )
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
@@ -329,9 +329,11 @@ class HierarchicalEncoder(_HierarchyBase):
 
     def __init__(self, vocab_size, embedding_dim, word_units, sentence_units, bidirectional=False, **kwargs):
         super().__init__(vocab_size, embedding_dim, word_units, sentence_units, bidirectional, **kwargs)
-        self.word_rnn = _make_gru(word_units, self.bidirectional, "word_gru", return_state=True, dtype=self.dtype_policy)
+        self.word_rnn = _make_gru(
+            self.word_units, self.bidirectional, "word_gru", return_state=True, dtype=self.dtype_policy
+        )
         self.sentence_rnn = _make_gru(
-            sentence_units, self.bidirectional, "sentence_gru", return_state=True, dtype=self.dtype_policy
+            self.sentence_units, self.bidirectional, "sentence_gru", return_state=True, dtype=self.dtype_policy
         )
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 

@@ -64,13 +64,13 @@ class SmallCNNEncoder(keras.layers.Layer):
                     keras.layers.Conv2D(channels, 3, padding="same", activation="relu", dtype=self.dtype_policy,
                                         name=f"block{block + 1}_conv{repeat + 1}")
                 )
-        self.pool = keras.layers.MaxPooling2D(2, dtype=self.dtype_policy)
+        self.pool = keras.layers.MaxPooling2D(2, dtype=self.dtype_policy, name="pool")
         self.fc = (
             keras.layers.Dense(self.vector_dim, activation="relu", dtype=self.dtype_policy, name="fc")
             if self.vector_dim
             else None
         )
-        self.fc_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.fc_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name="fc_dropout")
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def feature_grid(self, image_size):

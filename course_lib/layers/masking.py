@@ -143,9 +143,16 @@ def check_token_range(tokens, vocab_size, name="tokens"):
 
 def check_count(value, name, least=1):
     """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size, a
-    layer size) is a whole number >= `least`. A float such as 2.7 is refused rather than cut to 2."""
+    layer size) is a whole number >= `least`. A float such as 2.7 is refused rather than cut to 2.
+
+    Returns:
+        `value` as a Python `int`: a NumPy integer (`labels.max() + 1`) is accepted, and what is stored,
+        saved in a config or passed on to Keras layers (whose `Embedding` and `Dense` refuse NumPy
+        integers) is a plain int.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise ValueError(f"`{name}` must be a whole number >= {least}. Received: {name}={value!r}")
+    return int(value)
 
 
 def _is_default(value, default):
@@ -201,6 +208,9 @@ def check_special_ids(vocab_size, start_id, stop_id, pad_id):
     An id past the vocabulary used to fail only at the first decoding step,
     deep inside TensorFlow; `start_id == stop_id` decoded one `<stop>` and
     nothing else.
+
+    Returns:
+        `(start_id, stop_id, pad_id)` as Python ints.
     """
     ids = {"start_id": start_id, "stop_id": stop_id, "pad_id": pad_id}
     whole = all(isinstance(value, (int, np.integer)) and not isinstance(value, bool) for value in ids.values())
@@ -209,6 +219,7 @@ def check_special_ids(vocab_size, start_id, stop_id, pad_id):
             f"`start_id`, `stop_id` and `pad_id` must be three different ids in [0, {vocab_size}). "
             "Received: " + ", ".join(f"{name}={value!r}" for name, value in ids.items())
         )
+    return int(start_id), int(stop_id), int(pad_id)
 
 
 def check_initial_state(initial_state, state_size=None):

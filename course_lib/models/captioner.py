@@ -12,9 +12,9 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
-from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
+from course_lib.models.seq2seq import CompilesWithTokenDefaults
 
 DECODERS = ("attention", "option1", "option2")
 ENCODERS = ("small", "features")
@@ -37,7 +37,7 @@ def unread_settings(encoder, decoder):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
+class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
 
     The encoder gives two views of the image `I`: a map of locations
@@ -151,8 +151,7 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         if encoder == "features":
             counts.update(feature_locations=feature_locations, feature_channels=feature_channels,
                           feature_vector_dim=feature_vector_dim)
-        for name, value in counts.items():
-            check_count(value, name)
+        counts = {name: check_count(value, name) for name, value in counts.items()}  # plain ints from here on
         check_cnn_sizes(cnn_filters, vector_dim, convs_per_block)  # before int(): "32" is not (3, 2)
         given = {"image_size": image_size, "cnn_filters": cnn_filters, "vector_dim": vector_dim,
                  "convs_per_block": convs_per_block, "cnn_dropout": cnn_dropout,
@@ -173,24 +172,24 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
 
         # Used to be accepted, saved and ignored.
         check_unread_options(given, unread_settings(encoder, decoder), reason, encoder=encoder, decoder=decoder)
-        self.vocab_size = int(vocab_size)
+        self.vocab_size = counts["vocab_size"]
         self.decoder_kind = decoder
         self.encoder_kind = encoder
-        self.image_size = int(image_size)
+        self.image_size = counts["image_size"]
         self.cnn_filters = tuple(int(f) for f in cnn_filters)
         self.vector_dim = int(vector_dim)
         self.convs_per_block = int(convs_per_block)
         self.cnn_dropout = float(cnn_dropout)
-        self.feature_locations = feature_locations
-        self.feature_channels = feature_channels
-        self.feature_vector_dim = feature_vector_dim
-        self.embedding_dim = int(embedding_dim)
-        self.units = int(units)
-        self.attention_units = attention_units
+        # None with the small encoder
+        self.feature_locations = counts.get("feature_locations")
+        self.feature_channels = counts.get("feature_channels")
+        self.feature_vector_dim = counts.get("feature_vector_dim")
+        self.embedding_dim = counts["embedding_dim"]
+        self.units = counts["units"]
+        self.attention_units = counts.get("attention_units")
         self.deep_output = bool(deep_output)
-        check_special_ids(vocab_size, start_id, stop_id, pad_id)
-        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
-        self.max_output_length = int(max_output_length)
+        self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
+        self.max_output_length = counts["max_output_length"]
 
         if encoder == "small":
             # The attentional decoder never reads fc7, so its encoder has no fc layer.
@@ -203,11 +202,11 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
             self.grid = (height, height)
         else:
             self.image_encoder = None
-            side = int(round(float(feature_locations) ** 0.5))
-            self.grid = (side, side) if side * side == feature_locations else (1, int(feature_locations))
+            side = int(round(float(self.feature_locations) ** 0.5))
+            self.grid = (side, side) if side * side == self.feature_locations else (1, self.feature_locations)
         if decoder == "attention":
             self.decoder = AttentionGRUDecoder(
-                self.vocab_size, self.embedding_dim, self.units, attention_units=attention_units,
+                self.vocab_size, self.embedding_dim, self.units, attention_units=self.attention_units,
                 deep_output=self.deep_output, dtype=self.dtype_policy, name="decoder",
             )
             self.bridge = keras.layers.Dense(self.units, activation="tanh", dtype=self.dtype_policy, name="W_init")
@@ -387,16 +386,6 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, keras.Model):
         }
 
     # -- Keras plumbing -----------------------------------------------------------
-
-    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
-        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
-        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def get_compile_config(self):
-        # `compile` only fills in defaults; a loaded model is compiled again
-        # by whoever trains it further, so nothing is stored.
-        return None
 
     def example_inputs(self, batch=1):
         """Zeros of the right shapes (used to build the weights)."""

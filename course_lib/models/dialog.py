@@ -21,13 +21,13 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_range
-from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
+from course_lib.models.seq2seq import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
+class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Context (utterances x words) -> response, with a hierarchical encoder.
 
     Args:
@@ -49,22 +49,27 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
     def __init__(self, vocab_size, embedding_dim=32, word_units=32, sentence_units=32, units=64,
                  attention=True, start_id=1, stop_id=2, pad_id=0, max_output_length=12, **kwargs):
         super().__init__(**kwargs)
-        self.vocab_size = vocab_size
-        self.embedding_dim = embedding_dim
-        self.word_units, self.sentence_units, self.units = word_units, sentence_units, units
+        # Plain ints: a NumPy integer (`len` of an array's unique ids) is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.word_units = check_count(word_units, "word_units")
+        self.sentence_units = check_count(sentence_units, "sentence_units")
+        self.units = check_count(units, "units")
         self.attention = attention
-        check_special_ids(vocab_size, start_id, stop_id, pad_id)
-        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
-        self.max_output_length = max_output_length
+        self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
+        self.max_output_length = check_count(max_output_length, "max_output_length")
         self.encoder = HierarchicalAttentionEncoder(
-            vocab_size, embedding_dim, word_units, sentence_units, dtype=self.dtype_policy, name="context_encoder"
+            self.vocab_size, self.embedding_dim, self.word_units, self.sentence_units, dtype=self.dtype_policy,
+            name="context_encoder",
         )
-        self.bridge = keras.layers.Dense(units, activation="tanh", dtype=self.dtype_policy, name="bridge")
+        self.bridge = keras.layers.Dense(self.units, activation="tanh", dtype=self.dtype_policy, name="bridge")
         if attention:
-            self.decoder = AttentionGRUDecoder(vocab_size, embedding_dim, units, dtype=self.dtype_policy, name="decoder")
+            self.decoder = AttentionGRUDecoder(
+                self.vocab_size, self.embedding_dim, self.units, dtype=self.dtype_policy, name="decoder"
+            )
         else:
             self.decoder = PlainGRUDecoder(
-                vocab_size, embedding_dim, units, option=1, dtype=self.dtype_policy, name="decoder"
+                self.vocab_size, self.embedding_dim, self.units, option=1, dtype=self.dtype_policy, name="decoder"
             )
         self._greedy_functions = {}  # max_length -> compiled greedy decoder
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
@@ -97,7 +102,8 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
             self.decoder, memory, self.decoder.start_state(initial_state),
             self.start_id, self.stop_id, max_length, pad_id=self.pad_id,
         )
-        return tokens, alignments, encoded["sentence_weights"]
+        # The encoder's weights in the alignments' dtype: float32 under a mixed policy, float64 under float64.
+        return tokens, alignments, ops.cast(encoded["sentence_weights"], alignments.dtype)
 
     def generate(self, context, max_length=None):
         """Greedy responses for a `(batch, utterances, words)` int array.
@@ -119,9 +125,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
             raise ValueError(
                 f"`context` needs at least one utterance of one word. Received: context.shape={context.shape}"
             )
-        max_length = self.max_output_length if max_length is None else max_length
-        check_count(max_length, "max_length")
-        max_length = int(max_length)
+        max_length = check_count(self.max_output_length if max_length is None else max_length, "max_length")
         if max_length not in self._greedy_functions:
             self._greedy_functions[max_length] = compile_once(
                 lambda batch: self._greedy(batch, max_length), [((None, None, None), "int32")]
@@ -129,11 +133,6 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, keras.Model):
         tokens, alignments, weights = self._greedy_functions[max_length](context.astype("int32"))
         return {"tokens": np.asarray(tokens), "alignments": np.asarray(alignments),
                 "utterance_weights": np.asarray(weights)}
-
-    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
-        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
-        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
 
     def build_by_example(self):
         """Creates every weight by running one tiny dialog."""

@@ -64,17 +64,21 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
     def __init__(self, vocab_size, embedding_dim, units, attention_units=None, **kwargs):
         super().__init__(**kwargs)
-        self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
-        self.attention_units = attention_units
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
+        # 0 is refused, not taken for the default
+        self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
         self.rnn = make_bidirectional(
-            keras.layers.GRU(units, return_sequences=True, dtype=self.dtype_policy, name="gru"),
+            keras.layers.GRU(self.units, return_sequences=True, dtype=self.dtype_policy, name="gru"),
             dtype=self.dtype_policy, name="bigru",
         )
-        if attention_units is not None:  # 0 is refused, not taken for the default
-            check_count(attention_units, "attention_units")
         self.attention = AttentionPooling(
-            2 * units if attention_units is None else attention_units, context_name="u_w",
+            2 * self.units if attention_units is None else self.attention_units, context_name="u_w",
             dtype=self.dtype_policy, name="attention",
         )
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
@@ -104,6 +108,9 @@ class FlatAttentionEncoder(keras.layers.Layer):
         states = run_recurrent(self.rnn, self.embedding(flat_ids), flat_mask, training=training)  # (batch, S*W, 2u)
         document, weights = self.attention(states, mask=flat_mask)  # (batch, 2u), (batch, S*W)
         return document, ops.reshape(weights, shape)
+
+    def compute_output_shape(self, documents_shape):
+        return (documents_shape[0], self.output_dim), tuple(documents_shape)
 
     def compute_mask(self, *args, **kwargs):
         return None
@@ -165,42 +172,41 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         super().__init__(**kwargs)
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
-        if not isinstance(num_classes, int) or num_classes < 2:
-            raise ValueError(f"`num_classes` must be an integer >= 2. Received: num_classes={num_classes!r}")
         given = {"attention_units": attention_units, "sentence_units": sentence_units,
                  "bidirectional": bidirectional, "sentence_state_dropout": sentence_state_dropout}
         if UNREAD_OPTIONS[encoder]:  # used to be accepted, saved and ignored
             check_unread_options(given, UNREAD_OPTIONS[encoder], UNREAD_REASONS[encoder], encoder=encoder)
-        self.vocab_size = vocab_size
-        self.num_classes = num_classes
+        # Plain ints, as the encoders store them: Keras layers refuse NumPy integers.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.num_classes = check_count(num_classes, "num_classes", least=2)  # `labels.max() + 1`: a NumPy integer
         self.encoder_kind = encoder
-        self.embedding_dim = embedding_dim
-        self.word_units = word_units
-        self.sentence_units = sentence_units
-        self.attention_units = attention_units
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.word_units = check_count(word_units, "word_units")
+        self.sentence_units = check_count(sentence_units, "sentence_units")
+        self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
         self.bidirectional = bidirectional
         self.dropout_rate = dropout
         self.sentence_state_dropout = sentence_state_dropout
         if encoder == "han":
             self.encoder = HierarchicalAttentionEncoder(
-                vocab_size, embedding_dim, word_units, sentence_units,
-                attention_units=attention_units, bidirectional=bidirectional,
+                self.vocab_size, self.embedding_dim, self.word_units, self.sentence_units,
+                attention_units=self.attention_units, bidirectional=bidirectional,
                 sentence_state_dropout=sentence_state_dropout, dtype=self.dtype_policy, name="encoder",
             )
         elif encoder == "plain":
             self.encoder = HierarchicalEncoder(
-                vocab_size, embedding_dim, word_units, sentence_units,
+                self.vocab_size, self.embedding_dim, self.word_units, self.sentence_units,
                 bidirectional=bidirectional, dtype=self.dtype_policy, name="encoder",
             )
         else:
             self.encoder = FlatAttentionEncoder(
-                vocab_size, embedding_dim, word_units, attention_units=attention_units, dtype=self.dtype_policy,
-                name="encoder",
+                self.vocab_size, self.embedding_dim, self.word_units, attention_units=self.attention_units,
+                dtype=self.dtype_policy, name="encoder",
             )
         self.dropout = keras.layers.Dropout(dropout, dtype=self.dtype_policy, name="dropout")
         self._compiled_explain = None
         # V and b of P(y | document) = softmax(V s + b), in float32 under a mixed policy (float64 under float64).
-        self.classifier = keras.layers.Dense(num_classes, activation="softmax", dtype=at_least_float32(self.dtype_policy), name="classifier")
+        self.classifier = keras.layers.Dense(self.num_classes, activation="softmax", dtype=at_least_float32(self.dtype_policy), name="classifier")
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def encode(self, documents, training=None):

@@ -52,19 +52,21 @@ class RNNLanguageModel(keras.layers.Layer):
         super().__init__(**kwargs)
         if cell not in CELLS:
             raise ValueError(f"`cell` must be one of {sorted(CELLS)}. Received: cell={cell!r}")
-        for name, value in (("vocab_size", vocab_size), ("embedding_dim", embedding_dim), ("units", units)):
-            if not isinstance(value, (int, np.integer)) or value <= 0:
-                raise ValueError(f"`{name}` must be a positive integer. Received: {name}={value!r}")
-        self.vocab_size = int(vocab_size)
-        self.embedding_dim = int(embedding_dim)
-        self.units = int(units)
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.vocab_size = check_count(vocab_size, "vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
         self.cell_kind = cell
-        check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
-        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
+        self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.state_count = 2 if cell == "lstm" else 1
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=self.dtype_policy, name="embedding")  # x_t, the character read at step t
-        self.rnn = CELLS[cell](units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
-        self.output_layer = keras.layers.Dense(vocab_size, dtype=at_least_float32(self.dtype_policy), name="output")  # V, c
+        # x_t, the character read at step t
+        self.embedding = keras.layers.Embedding(
+            self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
+        )
+        self.rnn = CELLS[cell](self.units, return_sequences=True, dtype=self.dtype_policy, name=cell)  # W, U, b
+        self.output_layer = keras.layers.Dense(
+            self.vocab_size, dtype=at_least_float32(self.dtype_policy), name="output"
+        )  # V, c
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, tokens_shape):
@@ -91,6 +93,14 @@ class RNNLanguageModel(keras.layers.Layer):
         embedded = self.embedding(tokens)  # (batch, length, embedding_dim)
         states = self.rnn(embedded, initial_state=self.start_states(tokens), training=training)  # (batch, length, units)
         return self.output_layer(states)  # (batch, length, vocab)
+
+    def compute_output_shape(self, tokens_shape):
+        return (*tokens_shape, self.vocab_size)
+
+    def compute_output_spec(self, tokens, training=None):
+        check_token_ids(tokens, "tokens")
+        # The output layer's dtype: float32 under a mixed policy.
+        return keras.KerasTensor(self.compute_output_shape(tokens.shape), dtype=self.output_layer.compute_dtype)
 
     def step(self, previous_tokens, states):
         """One generation step: returns `(logits (batch, vocab), new_states)`."""

@@ -19,8 +19,32 @@ from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 
+class CompilesWithTokenDefaults:
+    """Mixin for a `keras.Model` of per-token logits: `compile` fills in the token loss and metric.
+
+    A loss or metrics left out become `MaskedTokenLoss` and
+    `[MaskedTokenAccuracy]` with the model's `pad_id`. Keras does not call a
+    custom `compile` when it loads a `.keras` file (the model would come back
+    marked compiled with no optimizer and no loss), so `compile_from_config`
+    is given too: this `compile` only fills in defaults, so calling it again
+    with the saved arguments is safe, and the optimizer is built so that its
+    saved state (step count, moments) is loaded into it.
+    """
+
+    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
+        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
+        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
+        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
+
+    def compile_from_config(self, config):
+        config = keras.saving.deserialize_keras_object(config)
+        self.compile(**config)
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
+
 @keras.saving.register_keras_serializable(package="course_lib")
-class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
+class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
     Training uses teacher forcing: the model is called on
@@ -94,15 +118,16 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.source_vocab_size = source_vocab_size
-        self.target_vocab_size = target_vocab_size
-        self.embedding_dim = embedding_dim
-        self.units = units
-        self.encoder_units = encoder_units
+        # Plain ints: a NumPy integer is accepted, and Keras layers refuse it.
+        self.source_vocab_size = check_count(source_vocab_size, "source_vocab_size")
+        self.target_vocab_size = check_count(target_vocab_size, "target_vocab_size")
+        self.embedding_dim = check_count(embedding_dim, "embedding_dim")
+        self.units = check_count(units, "units")
+        # 0 is refused, not taken for the default
+        self.encoder_units = None if encoder_units is None else check_count(encoder_units, "encoder_units")
         self.attention = attention
         self.option = option
         self.bidirectional = bidirectional
-        self.attention_units = attention_units
         self.deep_output = deep_output
         self.teacher_forcing_ratio = teacher_forcing_ratio
         if not attention:  # options of the attentional decoder: refused with the plain one, not ignored
@@ -114,6 +139,7 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 "to the attentional decoder only",
                 attention=attention,
             )
+        self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
         self.conditional = conditional
         if option not in (1, 2):  # checked with attention too: the value is saved in the config
             raise ValueError(f"`option` must be 1 or 2 (used by the plain decoder). Received: option={option}")
@@ -128,25 +154,23 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
                 f"Received: alignment_loss_weight={alignment_loss_weight}, attention={attention}"
             )
         self.alignment_loss_weight = float(alignment_loss_weight)
-        check_special_ids(target_vocab_size, start_id, stop_id, pad_id)
-        self.start_id, self.stop_id, self.pad_id = start_id, stop_id, pad_id
-        self.max_output_length = max_output_length
-        if encoder_units is not None:  # 0 is refused, not taken for the default
-            check_count(encoder_units, "encoder_units")
+        self.start_id, self.stop_id, self.pad_id = check_special_ids(self.target_vocab_size, start_id, stop_id, pad_id)
+        self.max_output_length = check_count(max_output_length, "max_output_length")
         self.encoder = GRUEncoder(
-            source_vocab_size, embedding_dim, units if encoder_units is None else encoder_units,
+            self.source_vocab_size, self.embedding_dim, self.units if encoder_units is None else self.encoder_units,
             bidirectional=bidirectional,
-            decoder_units=units, pad_id=pad_id, dtype=self.dtype_policy, name="encoder",
+            decoder_units=self.units, pad_id=self.pad_id, dtype=self.dtype_policy, name="encoder",
         )
         if attention:
             self.decoder = AttentionGRUDecoder(
-                target_vocab_size, embedding_dim, units, attention_units=attention_units,
+                self.target_vocab_size, self.embedding_dim, self.units, attention_units=self.attention_units,
                 deep_output=deep_output, teacher_forcing_ratio=teacher_forcing_ratio,
                 conditional=conditional, dtype=self.dtype_policy, name="decoder",
             )
         else:
             self.decoder = PlainGRUDecoder(
-                target_vocab_size, embedding_dim, units, option=option, dtype=self.dtype_policy, name="decoder"
+                self.target_vocab_size, self.embedding_dim, self.units, option=option, dtype=self.dtype_policy,
+                name="decoder",
             )
         self._greedy_compiled = None
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
@@ -267,18 +291,6 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, keras.Model):
         }
 
     # -- Keras plumbing -----------------------------------------------------------
-
-    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
-        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
-        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        # Our `compile` only fills in defaults, so restoring its config is safe.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
 
     def build_by_example(self):
         """Creates every weight by running one tiny teacher-forced batch."""
