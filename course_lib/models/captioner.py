@@ -14,7 +14,7 @@ from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
-from course_lib.models.seq2seq import CompilesWithTokenDefaults
+from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 DECODERS = ("attention", "option1", "option2")
 ENCODERS = ("small", "features")

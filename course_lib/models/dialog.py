@@ -23,7 +23,7 @@ from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_range
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
-from course_lib.models.seq2seq import CompilesWithTokenDefaults
+from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")

@@ -14,33 +14,10 @@ from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import (
     check_count, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
 )
-from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss, attention_supervision_loss
+from course_lib.losses import attention_supervision_loss
 from course_lib.models.building import BuiltByExample
 from course_lib.models.keeping_weights import KeepsWeightsOnError
-
-
-class CompilesWithTokenDefaults:
-    """Mixin for a `keras.Model` of per-token logits: `compile` fills in the token loss and metric.
-
-    A loss or metrics left out become `MaskedTokenLoss` and
-    `[MaskedTokenAccuracy]` with the model's `pad_id`. Keras does not call a
-    custom `compile` when it loads a `.keras` file (the model would come back
-    marked compiled with no optimizer and no loss), so `compile_from_config`
-    is given too: this `compile` only fills in defaults, so calling it again
-    with the saved arguments is safe, and the optimizer is built so that its
-    saved state (step count, moments) is loaded into it.
-    """
-
-    def compile(self, optimizer="adam", loss=None, metrics=None, **kwargs):
-        loss = loss if loss is not None else MaskedTokenLoss(pad_id=self.pad_id)
-        metrics = metrics if metrics is not None else [MaskedTokenAccuracy(pad_id=self.pad_id)]
-        super().compile(optimizer=optimizer, loss=loss, metrics=metrics, **kwargs)
-
-    def compile_from_config(self, config):
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
+from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
