@@ -150,6 +150,16 @@ def test_patching_numpy_assert_checks_and_keras_gains_nothing(batch):
     assert batch["results"]["forges-results"].total == 0.0
 
 
+def _numbers(value):
+    """The numbers in an expected value: an array, or tuples and dicts of them (e.g. A1's shapes check)."""
+    if isinstance(value, dict):
+        value = tuple(value.values())
+    if isinstance(value, (tuple, list)) and not np.isscalar(value):
+        parts = [_numbers(part) for part in value]
+        return np.concatenate(parts) if parts else np.zeros(0)
+    return np.ravel(np.asarray(value, dtype=float))
+
+
 def test_feedback_names_tests_but_hides_expected_values(batch):
     assignment = batch["assignment"]
     inputs, expected = submissions.hidden_inputs(assignment)
@@ -159,10 +169,7 @@ def test_feedback_names_tests_but_hides_expected_values(batch):
         assert failed
         for test in failed:
             assert test.name in text
-            value = expected[test.name]
-            parts = value if isinstance(value, tuple) else (value,)
-            values = np.concatenate([np.ravel(np.asarray(part, dtype=float)) for part in parts])
-            for value in values[:20]:
+            for value in _numbers(expected[test.name])[:20]:
                 shown = f"{value:.4g}"
                 if len(shown.lstrip("-")) >= 5:  # "0.3127", never "1" or "0.5" (points)
                     assert shown not in text, (name, test.name, value)
@@ -252,31 +259,43 @@ def test_runner_limits_per_notebook_memory_and_files(tmp_path):
     assert cells[5] == {"status": "not-run", "reason": "notebook time limit reached"}
 
 
-def _kernel_session(tmp_path, monkeypatch, dying_starts):
-    """A `KernelSession` whose first `dying_starts` kernels cannot start (their
-    Python has no standard library), as a kernel does whose port was taken."""
+def _kernel_session(tmp_path, monkeypatch, failing_starts, how="dies"):
+    """A `KernelSession` whose first `failing_starts` kernels cannot start: with
+    `how="dies"` their Python has no standard library (as a kernel whose port was
+    taken); with `how="silent"` they stay alive and never answer (a
+    `sitecustomize` that sleeps), as one kernel did in a CI run."""
     from jupyter_client import KernelManager
+    from jupyter_client.blocking import BlockingKernelClient
 
     from course_lib.grading import runner
 
     starts = []
-    start_kernel = KernelManager.start_kernel
+    start_kernel, wait_for_ready = KernelManager.start_kernel, BlockingKernelClient.wait_for_ready
+    sleeper = tmp_path / "sleeper"
+    sleeper.mkdir(exist_ok=True)
+    (sleeper / "sitecustomize.py").write_text("import time\ntime.sleep(600)\n")
 
     def start(manager, **kwargs):
-        starts.append(1)
-        if len(starts) <= dying_starts:
-            kwargs["env"] = dict(kwargs["env"], PYTHONHOME=str(tmp_path / "no-python-here"))
+        starts.append(len(starts) < failing_starts)
+        if starts[-1]:
+            changed = {"PYTHONHOME": str(tmp_path / "no-python-here")} if how == "dies" else {"PYTHONPATH": str(sleeper)}
+            kwargs["env"] = dict(kwargs["env"], **changed)
         return start_kernel(manager, **kwargs)
 
+    def wait(client, timeout=None):  # a silent kernel is given up after 3 s, a healthy one gets the usual time
+        return wait_for_ready(client, timeout=3 if starts[-1] else timeout)
+
     monkeypatch.setattr(KernelManager, "start_kernel", start)
+    monkeypatch.setattr(BlockingKernelClient, "wait_for_ready", wait)
     spec_root = runner._kernel_spec_dir(tmp_path / "spec", memory_mb=2048, file_mb=8)
     return (lambda: runner.KernelSession(tmp_path, spec_root, dict(os.environ), 10_000, 5)), starts
 
 
-def test_a_kernel_that_dies_before_any_code_runs_is_started_again(tmp_path, monkeypatch):
+@pytest.mark.parametrize("how", ["dies", "silent"])
+def test_a_kernel_that_fails_before_any_code_runs_is_started_again(tmp_path, monkeypatch, how):
     from course_lib.grading import runner
 
-    make, starts = _kernel_session(tmp_path, monkeypatch, dying_starts=runner.KERNEL_START_ATTEMPTS - 1)
+    make, starts = _kernel_session(tmp_path, monkeypatch, runner.KERNEL_START_ATTEMPTS - 1, how)
     session = make()
     try:
         result = session.run("print(6 * 7)", 30)
@@ -285,10 +304,41 @@ def test_a_kernel_that_dies_before_any_code_runs_is_started_again(tmp_path, monk
     assert result["status"] == "ok" and result["output"].strip() == "42"
     assert len(starts) == runner.KERNEL_START_ATTEMPTS
 
-    make, starts = _kernel_session(tmp_path, monkeypatch, dying_starts=runner.KERNEL_START_ATTEMPTS)
-    with pytest.raises(RuntimeError, match="died"):
-        make()
-    assert len(starts) == runner.KERNEL_START_ATTEMPTS
+    if how == "dies":  # giving up is the same whichever way the starts fail
+        make, starts = _kernel_session(tmp_path, monkeypatch, runner.KERNEL_START_ATTEMPTS, how)
+        with pytest.raises(runner.KernelStartError, match="died"):
+            make()
+        assert len(starts) == runner.KERNEL_START_ATTEMPTS
+
+
+def test_kernels_talk_over_unix_sockets_in_the_private_folder(tmp_path):
+    # TCP ports chosen by one runner could be taken by a kernel that a parallel runner started.
+    from course_lib.grading import runner
+
+    spec_root = runner._kernel_spec_dir(tmp_path / "private", memory_mb=2048, file_mb=8)
+    session = runner.KernelSession(tmp_path, spec_root, dict(os.environ), 10_000, 5)
+    try:
+        info = session.manager.get_connection_info()
+        sockets = sorted(path.name for path in session.socket_dir.iterdir())
+        result = session.run("print(6 * 7)", 30)
+    finally:
+        session.close()
+    assert info["transport"] == "ipc", info
+    short = len(str(spec_root)) + 30 < runner.SOCKET_PATH_ROOM  # else the temporary folder, as here under pytest
+    assert (session.socket_dir.parent == spec_root) == short, session.socket_dir
+    assert len(sockets) == 5 and all(name.startswith("kernel1-") for name in sockets), sockets
+    assert result["output"].strip() == "42"
+    assert not session.socket_dir.exists()
+
+
+def test_a_kernel_that_never_starts_leaves_the_submission_not_graded():
+    # 150 MB of address space is too little for the kernel's Python: no code of the
+    # submission runs, so it must not get 0 points as if it had failed the tests.
+    lines = []
+    [result] = grader.grade("A1", [SOLUTION], memory_mb=150, cell_timeout=8, progress=lines.append)
+    assert result.status == "not graded: the kernel did not start; regrade it", result.status
+    assert any(note.startswith(running.KERNEL_NOT_STARTED) for note in result.notes), result.notes
+    assert any(line.startswith("WARNING:") and "did not start" in line for line in lines), lines
 
 
 def test_submission_names_never_collide():

@@ -39,7 +39,7 @@ from course_lib.grading.reports import (
     write_feedback,
     write_somewhere,
 )
-from course_lib.grading.running import RUNNER_KILLED, run_submission
+from course_lib.grading.running import KERNEL_NOT_STARTED, RUNNER_KILLED, run_submission
 from course_lib.grading.scoring import cell_statuses, run_notes, score_tests, summarize
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 from course_lib.grading.submissions import handed_out_cells, hidden_inputs, one_line, read_submission, unique_names
@@ -161,6 +161,8 @@ def grade(
         status = "graded" if harvested is not None else "graded: hidden tests not run"
         if harvested is not None and any(not isinstance(harvested.get(t.name), dict) for t in assignment.tests):
             status = "graded: some hidden tests not run"
+        if any(note.startswith(KERNEL_NOT_STARTED) for note in notes):
+            status = "not graded: the kernel did not start; regrade it"
         result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
         result.cells = cell_statuses(report)
         return result
@@ -184,8 +186,9 @@ def grade(
                            f"ran{' (or one graded beside it)' if jobs > 1 else ''}; check them and regrade")
                 result.notes.append(warning)
                 progress(f"WARNING: {name}: {warning}")
-            if RUNNER_KILLED in result.notes:
-                progress(f"WARNING: {name}: {RUNNER_KILLED}")
+            for warning in (RUNNER_KILLED, KERNEL_NOT_STARTED):
+                if any(note.startswith(warning) for note in result.notes):
+                    progress(f"WARNING: {name}: {warning}")
             results[index] = result
             done[0] += 1
             progress(

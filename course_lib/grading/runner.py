@@ -37,8 +37,10 @@ import json
 import os
 import queue
 import re
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -68,16 +70,40 @@ class CellResult(dict):
 
 
 KERNEL_START_ATTEMPTS = 3
+KERNEL_READY_SECONDS = 60  # a kernel answers in about 1 s on an idle 2-core machine
+SOCKET_PATH_ROOM = 90  # a Unix socket's path holds at most 107 bytes; the kernel adds "-ipc-<n>"
+
+
+class KernelStartError(RuntimeError):
+    """No kernel answered in `KERNEL_START_ATTEMPTS` starts. None of the submission's code
+    had run, so the fault is the machine's or the limits' (e.g. a memory limit too small
+    for Python), never the submission's: the runner reports it and the grader does not grade."""
+
+
+def _socket_prefix(spec_root):
+    """Where a kernel's Unix sockets go: a fresh folder in `spec_root` (the job's private folder,
+    removed with it) when its path is short enough, else a fresh folder in the temporary folder."""
+    for base in (Path(spec_root), Path(tempfile.gettempdir()), Path("/tmp")):
+        if base.is_dir() and len(str(base)) + 30 < SOCKET_PATH_ROOM:
+            return Path(tempfile.mkdtemp(prefix="sockets-", dir=base))
+    raise RuntimeError(f"no folder with a path short enough for the kernel's sockets; tried {spec_root} "
+                       f"and {tempfile.gettempdir()}")
 
 
 class KernelSession:
     """A kernel with a blocking client, and one `run(code, timeout)` method.
 
-    A kernel that dies before it answers its first request is started again
-    (up to `KERNEL_START_ATTEMPTS` times): no submitted code has run yet, so
-    the cause is the machine, e.g. a port that another kernel started in
-    parallel took between jupyter_client choosing it and this kernel binding
-    it. Without the retry the submission would score 0 for nothing it did.
+    The kernel talks to this client over Unix sockets in a folder of its own,
+    not over TCP ports: ports are chosen by jupyter_client and bound by the
+    kernel a moment later, so kernels started in parallel (`grade --jobs 2`)
+    could take each other's ports.
+
+    A kernel that dies, or does not answer, before its first request is
+    answered is started again (up to `KERNEL_START_ATTEMPTS` times, waiting
+    `KERNEL_READY_SECONDS` for each): no submitted code has run yet, so the
+    cause is the machine. Without the retry the submission would score 0
+    for nothing it did (a CI run lost one submission's points to a kernel
+    that was alive and silent for 120 s).
     """
 
     def __init__(self, workdir, spec_root, env, output_limit, grace):
@@ -86,20 +112,22 @@ class KernelSession:
 
         self.output_limit = output_limit
         self.grace = grace
+        self.socket_dir = _socket_prefix(spec_root)
         spec_manager = KernelSpecManager(kernel_dirs=[str(spec_root / "kernels")])
         for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-            self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager)
+            self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager,
+                                         transport="ipc", ip=str(self.socket_dir / f"kernel{attempt}"))
             self.manager.start_kernel(cwd=str(workdir), env=env)
             self.client = self.manager.client()
             self.client.start_channels()
             try:
-                self.client.wait_for_ready(timeout=120)
+                self.client.wait_for_ready(timeout=KERNEL_READY_SECONDS)
                 return
-            except RuntimeError:  # "Kernel died before replying to kernel_info", or no reply in time
-                dead = not self.manager.is_alive()
-                self.close()
-                if not dead or attempt == KERNEL_START_ATTEMPTS:
-                    raise
+            except RuntimeError as error:  # "Kernel died before replying to kernel_info", or no reply in time
+                if attempt == KERNEL_START_ATTEMPTS:
+                    self.close()
+                    raise KernelStartError(f"no kernel answered in {attempt} starts: {error}") from error
+                self._stop_kernel()
 
     def run(self, code, timeout):
         """Runs `code`; returns a dict with status, outputs and error."""
@@ -171,6 +199,10 @@ class KernelSession:
         )
 
     def close(self):
+        self._stop_kernel()
+        shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+    def _stop_kernel(self):
         try:
             self.client.stop_channels()
         except Exception:
@@ -374,6 +406,8 @@ def main(argv=None):
     _become_subreaper()
     try:
         report = execute(job)
+    except KernelStartError as error:
+        report = {"cells": {}, "notes": [], "restarts": 0, "harvest": None, "kernel_start_failed": str(error)}
     finally:
         gone = kill_until_gone(descendants, reap=True)
     if not gone:

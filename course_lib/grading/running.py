@@ -17,11 +17,14 @@ from pathlib import Path
 
 from course_lib.grading import harvest
 from course_lib.grading.isolation import TOKEN_VARIABLE, check_installation, kill_marked_processes, private_home
+from course_lib.grading.runner import KERNEL_READY_SECONDS, KERNEL_START_ATTEMPTS
 from course_lib.grading.scoring import cell_statuses
 from course_lib.grading.submissions import read_submission
 
 SKIP_TAGS = ("skip-grading",)
 
+KERNEL_NOT_STARTED = ("the kernel did not start, before any of the submission's code ran (the machine's fault, "
+                      "or a memory limit too small for Python); the submission is not graded: regrade it")
 RUNNER_KILLED = ("the notebook runner was killed before it finished (by the submission?): a process the submission "
                  "started may have outlived it and disturbed the submissions graded after it")
 
@@ -44,6 +47,8 @@ def well_formed_report(report):
             return False
     notes = report.get("notes", [])
     if not isinstance(notes, list) or not all(isinstance(note, str) for note in notes):
+        return False
+    if not isinstance(report.get("kernel_start_failed", ""), str):
         return False
     return report.get("harvest") is None or isinstance(report["harvest"], dict)
 
@@ -95,7 +100,9 @@ def run_submission(notebook, batch_dir, settings, payload):
     environment = dict(os.environ)
     environment.update(private_home(job_dir / "home"))
     environment[TOKEN_VARIABLE] = token
-    hard_limit = settings["notebook_timeout"] + settings["harvest_timeout"] + 90
+    # The notebook's time counts from its kernel's first answer; the starts before it have their own.
+    hard_limit = (settings["notebook_timeout"] + settings["harvest_timeout"] + 90
+                  + KERNEL_START_ATTEMPTS * KERNEL_READY_SECONDS)
     notes = []
     # The job goes through a pipe, not a file: its harvest code holds the hidden inputs and the results' key.
     process = subprocess.Popen(
@@ -132,6 +139,8 @@ def run_submission(notebook, batch_dir, settings, payload):
         report = None
         notes.append("the notebook runner's report was not in its usual form (a submission can write to it); "
                      "the notes on the run are left out")
+    if report is not None and report.get("kernel_start_failed"):
+        notes.append(f"{KERNEL_NOT_STARTED} ({report['kernel_start_failed'][:300]})")
     results, reason = (None, "no hidden tests were run")
     if payload:
         results, reason = harvest.read_results(results_path, key)
