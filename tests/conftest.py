@@ -26,27 +26,27 @@ def pytest_configure(config):
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "2")
 
 
-NBVAL_KERNEL_STARTS = 3
-
-
 def _retry_nbval_kernel_starts():
     """nbval gives a kernel 60 s to answer and never starts another: a kernel that
     dies or stays silent before running any cell would fail its whole notebook.
     A CI run lost one of the grader's kernels that way (cause not found; the
-    grader now retries too), so nbval's kernels get `NBVAL_KERNEL_STARTS` tries.
+    grader now retries too), so nbval's kernels get as many tries as the grader's
+    (`runner.KERNEL_START_ATTEMPTS`).
     jupyter_client's start shuts a failed kernel down before it raises."""
     try:
         import nbval.kernel
     except ImportError:
         return
+    from course_lib.grading.runner import KERNEL_START_ATTEMPTS
+
     start_new_kernel = nbval.kernel.start_new_kernel
 
     def start_with_retries(*args, **kwargs):
-        for attempt in range(1, NBVAL_KERNEL_STARTS + 1):
+        for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
             try:
                 return start_new_kernel(*args, **kwargs)
             except RuntimeError:
-                if attempt == NBVAL_KERNEL_STARTS:
+                if attempt == KERNEL_START_ATTEMPTS:
                     raise
 
     nbval.kernel.start_new_kernel = start_with_retries

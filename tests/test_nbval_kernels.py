@@ -3,7 +3,7 @@
 import nbval.kernel
 from jupyter_client import KernelManager
 
-from conftest import NBVAL_KERNEL_STARTS
+from course_lib.grading.runner import KERNEL_START_ATTEMPTS
 
 
 def test_a_notebook_kernel_that_fails_to_start_is_started_again(tmp_path, monkeypatch):
@@ -12,7 +12,7 @@ def test_a_notebook_kernel_that_fails_to_start_is_started_again(tmp_path, monkey
     class FailsFirst(KernelManager):
         def start_kernel(self, **kwargs):  # the first starts die at once: their Python has no standard library
             starts.append(1)
-            if len(starts) < NBVAL_KERNEL_STARTS:
+            if len(starts) < KERNEL_START_ATTEMPTS:
                 kwargs["env"] = dict(kwargs.get("env") or {}, PYTHONHOME=str(tmp_path / "no-python-here"))
             return super().start_kernel(**kwargs)
 
@@ -23,4 +23,4 @@ def test_a_notebook_kernel_that_fails_to_start_is_started_again(tmp_path, monkey
         assert reply
     finally:
         kernel.stop()
-    assert len(starts) == NBVAL_KERNEL_STARTS
+    assert len(starts) == KERNEL_START_ATTEMPTS

@@ -161,7 +161,7 @@ def grade(
         status = "graded" if harvested is not None else "graded: hidden tests not run"
         if harvested is not None and any(not isinstance(harvested.get(t.name), dict) for t in assignment.tests):
             status = "graded: some hidden tests not run"
-        if any(note.startswith(KERNEL_NOT_STARTED) for note in notes):
+        if report is not None and report.get("kernel_start_failed"):
             status = "not graded: the kernel did not start; regrade it"
         result = summarize(assignment, name, path, outcomes, status, notes, time.monotonic() - begin)
         result.cells = cell_statuses(report)
