@@ -1,5 +1,9 @@
+import atexit
 import gc
+import itertools
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -53,6 +57,33 @@ def _retry_nbval_kernel_starts():
 
 
 _retry_nbval_kernel_starts()
+
+
+def _nbval_kernels_over_unix_sockets():
+    """nbval's kernels talk to pytest over Unix sockets in a folder of this process,
+    as the grader's do (`runner.KernelSession`), not over TCP ports: jupyter_client
+    picks free ports and the kernel binds them a moment later, so the kernels that
+    two xdist workers start side by side could take each other's ports."""
+    try:
+        import nbval.kernel
+    except ImportError:
+        return
+    from course_lib.grading.runner import socket_folder
+
+    folder = socket_folder(tempfile.gettempdir())
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    numbers = itertools.count(1)
+
+    class UnixSocketKernelManager(nbval.kernel.KernelManager):
+        def __init__(self, **kwargs):
+            kwargs.setdefault("transport", "ipc")
+            kwargs.setdefault("ip", str(folder / f"kernel{next(numbers)}"))
+            super().__init__(**kwargs)
+
+    nbval.kernel.KernelManager = UnixSocketKernelManager
+
+
+_nbval_kernels_over_unix_sockets()
 
 
 @pytest.fixture(autouse=True, scope="module")

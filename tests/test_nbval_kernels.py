@@ -1,4 +1,6 @@
-"""nbval's kernels are started again when one fails before running a cell (see conftest.py)."""
+"""nbval's kernels: started again when one fails before running a cell, and over Unix sockets (see conftest.py)."""
+
+from pathlib import Path
 
 import nbval.kernel
 from jupyter_client import KernelManager
@@ -24,3 +26,14 @@ def test_a_notebook_kernel_that_fails_to_start_is_started_again(tmp_path, monkey
     finally:
         kernel.stop()
     assert len(starts) == KERNEL_START_ATTEMPTS
+
+
+def test_notebook_kernels_talk_over_unix_sockets(tmp_path):
+    kernel = nbval.kernel.RunningKernel(nbval.kernel.CURRENT_ENV_KERNEL_NAME, cwd=str(tmp_path), startup_timeout=30)
+    try:
+        assert kernel.execute_cell_input("print(6 * 7)", allow_stdin=False)
+        assert kernel.km.transport == "ipc", kernel.km.transport
+        sockets = list(Path(kernel.km.ip).parent.glob(Path(kernel.km.ip).name + "-*"))
+        assert len(sockets) == 5, sockets  # shell, iopub, stdin, control, heartbeat
+    finally:
+        kernel.stop()

@@ -80,7 +80,7 @@ class KernelStartError(RuntimeError):
     for Python), never the submission's: the runner reports it and the grader does not grade."""
 
 
-def _socket_prefix(spec_root):
+def socket_folder(spec_root):
     """Where a kernel's Unix sockets go: a fresh folder in `spec_root` (the job's private folder,
     removed with it) when its path is short enough, else a fresh folder in the temporary folder."""
     for base in (Path(spec_root), Path(tempfile.gettempdir()), Path("/tmp")):
@@ -112,7 +112,7 @@ class KernelSession:
 
         self.output_limit = output_limit
         self.grace = grace
-        self.socket_dir = _socket_prefix(spec_root)
+        self.socket_dir = socket_folder(spec_root)
         spec_manager = KernelSpecManager(kernel_dirs=[str(spec_root / "kernels")])
         for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
             self.manager = KernelManager(kernel_name="course-grader", kernel_spec_manager=spec_manager,
