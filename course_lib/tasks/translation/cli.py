@@ -80,12 +80,12 @@ def _train_command(args):
     if source_path.exists() and resuming:
         check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
     elif not resuming:  # the folder was made by claim_run_folder
-        source_path.write_text(json.dumps(record))
+        write_json_file(source_path, record)  # whole or not at all
     print(f"Training translation {config.direction} (profile {current_profile()}), "
           f"{config.epochs} epochs -> {args.out}")
     translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
     if not source_path.exists():  # a run started from Python, resumed here: recorded once `train` accepted it
-        source_path.write_text(json.dumps(record))
+        write_json_file(source_path, record)  # whole or not at all
     print(f"Trained for {seconds:.1f} s; model in {args.out}")
     if valid_pairs is None and not args.train:
         valid_pairs = hindi_english.load_corpus(seed=config.seed)["valid"]
