@@ -1,6 +1,7 @@
 """Exporting a SavedModel never writes into a run folder or over an earlier export without being asked."""
 
 import json
+from pathlib import Path
 
 import keras
 import pytest
@@ -68,3 +69,38 @@ def test_export_refuses_other_non_empty_folders_and_files(tiny, tmp_path):
     empty.mkdir()
     serving.export_serving(*tiny, empty)  # an empty folder is fine
     assert (empty / "saved_model.pb").is_file()
+
+
+def test_overwrite_replaces_only_an_earlier_export_and_replaces_it_whole(tiny, tmp_path):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=f"'{notes}' is not empty \\(todo.txt\\) and holds no earlier export"):
+        serving.export_serving(*tiny, notes, overwrite=True)  # it would have been deleted
+    assert (notes / "todo.txt").read_text() == "keep me"
+    target = tmp_path / "savedmodel"
+    serving.export_serving(*tiny, target)
+    (target / "stale.txt").write_text("from the earlier export")
+    serving.export_serving(*tiny, target, overwrite=True)
+    assert not (target / "stale.txt").exists() and (target / "saved_model.pb").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes", "savedmodel"]  # nothing left beside it
+
+
+def test_a_failed_export_leaves_the_earlier_one_as_it_was(tiny, tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    target = tmp_path / "savedmodel"
+    serving.export_serving(*tiny, target)
+    before = {str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()}
+    save = tf.saved_model.save
+
+    def fails_half_way(module, export_dir, **kwargs):
+        save(module, export_dir, **kwargs)
+        (Path(export_dir) / "saved_model.pb").write_bytes(b"half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tf.saved_model, "save", fails_half_way)
+    with pytest.raises(KeyboardInterrupt):
+        serving.export_serving(*tiny, target, overwrite=True)
+    assert {str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["savedmodel"]

@@ -14,6 +14,8 @@ white-space-only input string gives an empty output string.
 """
 
 import os
+import shutil
+from pathlib import Path
 
 from course_lib.tasks.arguments import RUN_MARKER
 from course_lib.text.vocabulary import CONTROL_IDS, GO, PAD, STOP, UNK
@@ -101,9 +103,11 @@ def check_export_folder(path, overwrite=False):
     A folder that holds a course run (its `course_run.json` marker, or a
     `.keras` model: runs saved before the marker existed have none) is always
     refused: the SavedModel's `saved_model.pb` and `variables/` would sit among
-    the run's `model.keras` and `state.json`. Any other non-empty folder (an
-    earlier export, say) is refused unless `overwrite`, since saving replaces
-    its files without a word. A new or empty folder is fine.
+    the run's `model.keras` and `state.json`. An earlier export (a folder with
+    `saved_model.pb`) is refused unless `overwrite`, since the export replaces
+    the folder whole. Any other non-empty folder is refused even with
+    `overwrite`: replacing it would delete files that are not an export. A new
+    or empty folder is fine.
 
     Raises:
         ValueError: naming the path and what it holds.
@@ -121,19 +125,27 @@ def check_export_folder(path, overwrite=False):
             f"the run's files. Export to a folder of its own, e.g. {folder.rstrip(os.sep) + '-savedmodel'!r}. "
             f"Received: path={folder!r}"
         )
+    listing = f"{', '.join(found[:5])}{', ...' if len(found) > 5 else ''}"
+    if "saved_model.pb" not in found:
+        raise ValueError(
+            f"{folder!r} is not empty ({listing}) and holds no earlier export (no saved_model.pb); exporting there "
+            f"would delete its files. Choose a new or empty folder. Received: path={folder!r}"
+        )
     if not overwrite:
         raise ValueError(
-            f"{folder!r} is not empty ({', '.join(found[:5])}{', ...' if len(found) > 5 else ''}); exporting would "
-            f"replace its files. Choose a new or empty folder, or pass overwrite=True. Received: path={folder!r}"
+            f"{folder!r} is not empty ({listing}); exporting would replace the earlier export it holds. Choose a "
+            f"new or empty folder, or pass overwrite=True. Received: path={folder!r}"
         )
 
 
 def export_serving(model, source_vocab, target_vocab, path, max_length=None, overwrite=False):
     """Writes a SavedModel at `path` whose `translate` maps raw strings to strings.
 
-    `path` must be a new or empty folder, or, with `overwrite=True`, one that
-    is not a course run (an earlier export, which it replaces); see
-    `check_export_folder`. It is checked before anything is built or written.
+    `path` must be a new or empty folder, or, with `overwrite=True`, an
+    earlier export, which it replaces; see `check_export_folder`. It is checked
+    before anything is built or written. The SavedModel is written into a
+    hidden folder beside `path` and then renamed into place, so a failed or
+    interrupted export leaves an earlier one as it was.
 
     Returns:
         The exported module (usable directly, too).
@@ -143,8 +155,18 @@ def export_serving(model, source_vocab, target_vocab, path, max_length=None, ove
     check_export_folder(path, overwrite)
     module = string_module(model, source_vocab, target_vocab, max_length)
     module.translate.get_concrete_function()
-    os.makedirs(os.fspath(path), exist_ok=True)
-    tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.translate})
+    target = Path(os.path.abspath(path))
+    staging, earlier = (target.with_name(f".{target.name}.{what}-{os.getpid()}") for what in ("export", "replaced"))
+    shutil.rmtree(staging, ignore_errors=True)  # left by an interrupted export of an earlier process
+    try:
+        tf.saved_model.save(module, os.fspath(staging), signatures={"serving_default": module.translate})
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    if target.exists():  # empty, or an earlier export (checked above)
+        os.replace(target, earlier)
+    os.replace(staging, target)
+    shutil.rmtree(earlier, ignore_errors=True)
     return module
 
 
