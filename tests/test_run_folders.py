@@ -70,6 +70,40 @@ def test_commit_interrupted_after_it_is_committed_is_finished_by_the_next_reader
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json", "b.json"]
 
 
+def test_a_commit_flushes_files_and_folders_to_the_disk_in_order(tmp_path, monkeypatch):
+    """What a power cut needs (an interrupt does not): the staged files are on the disk before the
+    journal commits them, and the folder's new names before the journal that would redo them goes."""
+    import os
+
+    events, real_fsync, real_replace = [], os.fsync, os.replace
+
+    def fsync(descriptor):
+        events.append(("sync", os.readlink(f"/proc/self/fd/{descriptor}")))
+        real_fsync(descriptor)
+
+    def replace(source, target):
+        events.append(("replace", os.fspath(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    folder = tmp_path / "run"
+    with run_files.committing(folder) as staging:
+        (staging / "state.json").write_text("{}")
+        (staging / "vocab").mkdir()
+        (staging / "vocab" / "words.txt").write_text("a")
+    monkeypatch.undo()
+    commit = events.index(("replace", os.fspath(folder / run_files.JOURNAL)))
+    synced_before = {path for kind, path in events[:commit] if kind == "sync"}
+    assert {os.fspath(staging / "state.json"), os.fspath(staging / "vocab" / "words.txt"),
+            os.fspath(staging / "vocab"), os.fspath(staging)} <= synced_before, events
+    moves = [i for i, (kind, path) in enumerate(events) if kind == "replace" and i > commit]
+    folder_syncs = [i for i, event in enumerate(events) if event == ("sync", os.fspath(folder))]
+    assert any(commit < i < moves[0] for i in folder_syncs), events  # the journal's name is on the disk
+    assert folder_syncs[-1] > moves[-1], events  # the moved files' names too, before the journal is removed
+    assert (folder / "vocab" / "words.txt").read_text() == "a" and not (folder / run_files.JOURNAL).exists()
+
+
 def test_an_output_file_says_when_it_replaces_one(tmp_path, capsys):
     path = tmp_path / "new" / "m.json"
     run_files.write_json_file(path, {"bleu": 1})

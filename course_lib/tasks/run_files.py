@@ -19,6 +19,11 @@ An interrupt during step 3 leaves a journal behind; `finish_commit`, which
 every loader and the next save call first, completes it, so a reader never
 sees the old files mixed with the new ones.
 
+The same holds after a power cut, not only an interrupt: the staged files
+are flushed to the disk (`fsync`) before the journal commits them, the
+folder after the journal is in place, and again after the files are moved,
+before the journal is removed.
+
 `write_output_file` is the counterpart for a single file a command writes
 outside any run (`--metrics-json`, `--heatmap`, `--overlay`).
 """
@@ -51,6 +56,17 @@ def _read_journal(folder):
     return journal
 
 
+def _sync(path):
+    """Flushes a file, or a folder's list of names, to the disk (folders: POSIX only)."""
+    if os.name == "nt" and Path(path).is_dir():
+        return  # Windows cannot open a folder to flush it
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
 def _apply(folder, journal, text):
     """Moves the staged files of a committed checkpoint into place, then forgets the journal.
 
@@ -70,6 +86,7 @@ def _apply(folder, journal, text):
         except FileNotFoundError:
             pass
     shutil.rmtree(staging, ignore_errors=True)
+    _sync(folder)  # the moves are on the disk before the journal that would redo them goes
     try:
         # Only this commit's journal: another process may have finished it and committed the next one since.
         if (folder / JOURNAL).read_text() == text:
@@ -130,6 +147,9 @@ def committing(folder, remove=()):
         clash = sorted(set(files) & set(remove))
         if clash:
             raise ValueError(f"A checkpoint cannot both write and remove a file. Received: {clash}")
+        for path in sorted(staging.rglob("*"), reverse=True):  # a folder's contents before the folder
+            _sync(path)
+        _sync(staging)  # the staged files are whole on the disk before the journal commits them
         text = json.dumps({"staging": staging.name, "files": files, "remove": sorted(set(remove))})
         pending = folder / (JOURNAL + ".tmp")
         with open(pending, "w") as handle:
@@ -140,6 +160,7 @@ def committing(folder, remove=()):
         shutil.rmtree(staging, ignore_errors=True)  # not committed: the folder keeps the earlier checkpoint
         raise
     os.replace(pending, folder / JOURNAL)  # the commit: from here on the new files are the run's
+    _sync(folder)
     _apply(folder, json.loads(text), text)
 
 
