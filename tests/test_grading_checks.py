@@ -502,6 +502,17 @@ def test_a2_loop_check_blames_the_loop_when_the_step_is_right():
         checks.check_teacher_forced_decode(forcing_without_carrying_the_state)
 
 
+def test_a2_loop_check_compares_the_alignments_not_only_their_shape():
+    from keras import ops
+
+    def forcing_with_steps_reversed(decoder, target_inputs, memory, initial_state):
+        logits, alignments = teacher_forced_decode(decoder, target_inputs, memory, initial_state)
+        return logits, ops.flip(alignments, axis=1)  # right logits, each row a step's weights, wrong order
+
+    with pytest.raises(checks.CheckFailed, match="the logits are right but the alignments differ"):
+        checks.check_teacher_forced_decode(forcing_with_steps_reversed)
+
+
 def unstable_class_probabilities(document, V, b):
     exponentials = np.exp(document @ V.T + b)
     return exponentials / exponentials.sum(axis=-1, keepdims=True)

@@ -214,6 +214,10 @@ def check_teacher_forced_decode(teacher_forced_decode):
                   "fix part 2 first (its check says how), then run this cell again.")
         _fail("the logits differ from the course decoder's teacher-forced pass: feed the TRUE previous token "
               "at every step and carry the state from one step to the next.")
+    if not np.allclose(as_numpy(alignments), as_numpy(reference_alignments), atol=1e-4):
+        _fail("the logits are right but the alignments differ from the course decoder's: row t of each "
+              "example must be the attention weights of step t (keep every step's weights, in order, and "
+              "stack them on axis 1).")
     _passed("teacher_forced_decode")
 
 
