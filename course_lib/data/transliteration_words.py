@@ -52,7 +52,6 @@ ANUSVARA = "ं"
 # Second members of conjuncts (the cluster "kr", "pr", "sv", "sth" ...).
 CLUSTER_SECONDS = ("r", "y", "v")
 CLUSTER_FIRSTS = ("k", "g", "p", "b", "d", "t", "s", "sh", "dh", "bh", "j", "m")
-NASAL_FOLLOWERS = ("k", "g", "ch", "j", "t", "d", "dh", "th", "p", "b", "bh", "s", "sh")
 FINAL_CONSONANTS = ("r", "l", "n", "m", "t", "k", "s", "j", "v", "sh")
 SYLLABLE_VOWELS = ("a",) * 5 + ("aa",) * 2 + ("i",) * 2 + ("ee", "u", "oo", "e", "o", "ai", "au")
 ONSETS = tuple(c for c in CONSONANTS if c not in ("chh",)) + ("chh",)

@@ -13,7 +13,7 @@ model, one batch, and `train_step()`.
     recipe.train_step()                    # (loss before, loss after) on the batch
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import keras
 import numpy as np
@@ -69,7 +69,6 @@ class Recipe:
     inputs: dict
     targets: np.ndarray
     loss: object = None
-    extras: dict = field(default_factory=dict)
 
     def check_parameter_count(self):
         """Raises ValueError if Keras's count differs from the card's formula."""
@@ -187,7 +186,7 @@ def _seq2seq_recipe(name, task, data, sizes, kind, source_length, target_length,
         decoder=decoder, parameters=parameters, loss=SEQUENCE_CE, terms=terms,
     )
     return Recipe(name, card, model, {"source": source, "target_in": target_in}, target_out,
-                  loss=MaskedTokenLoss(), extras={"option": option, "attention": attention})
+                  loss=MaskedTokenLoss())
 
 
 # -- one builder per row of the table ---------------------------------------------------
