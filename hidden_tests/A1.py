@@ -85,10 +85,6 @@ def _attention_inputs(batch, src_len, query_dim, value_dim, units, scale=1.0):
     return make
 
 
-def _scores_call(inputs):
-    return attention_scores(inputs["query"], project_keys(inputs["values"], inputs["W_att"]), inputs["U_att"], inputs["v_att"])
-
-
 def _keys_test(name, sizes, points):
     return Test(
         name, "keys", points,
