@@ -300,14 +300,15 @@ def exact(compare_as=None):
     """Equality (after `compare_as`, e.g. `set` or `tuple`).
 
     `exact(int)` takes a whole number: an integer, or a float with no
-    fractional part (`98432.0`); a string, a bool or `98432.5` fails rather
-    than being truncated by `int()`. `exact(set)` (or tuple, list) refuses a
+    fractional part (`98432.0`), also as a 0-d array or tensor; a string, a
+    bool or `98432.5` fails rather than being truncated by `int()`. `exact(set)` (or tuple, list) refuses a
     string, which `set()` would split into characters.
     """
 
     def compare(got, expected, inputs):
         if got is None and expected is not None:
             return False, _returned_nothing("result")
+        got = as_scalar(got)
         if compare_as is int and not is_whole_number(got):
             return False, f"result: expected a whole number, got {_describe(got)}"
         if compare_as in (set, frozenset, tuple, list) and isinstance(got, (str, bytes, dict)):
@@ -330,6 +331,18 @@ def exact(compare_as=None):
         return False, "result: wrong answer"
 
     return compare
+
+
+def as_scalar(value):
+    """A 0-d array or tensor (`np.asarray(98432)`, `keras.ops.sum(...)`) as its NumPy scalar, which
+    `is_whole_number` and the quiz's checks read as the number it holds; anything else unchanged."""
+    if hasattr(value, "__array__") and not isinstance(value, (np.ndarray, np.generic)):
+        try:
+            array = np.asarray(value)
+        except Exception:  # not array-like after all: judged as it is
+            return value
+        return array[()] if array.ndim == 0 else value
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def is_integer(value):

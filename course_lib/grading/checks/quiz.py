@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from course_lib.grading.spec import is_integer, is_whole_number
+from course_lib.grading.spec import as_scalar, is_integer, is_whole_number
 from course_lib.grading.checks.common import _fail
 
 
@@ -10,17 +10,18 @@ def check_answer_type(value, kind, name):
     """Quiz answers: the right kind of value (never checks the answer itself).
 
     It accepts what the grader accepts (`course_lib.grading.spec`): a shape
-    as a tuple or list of ints, a whole number also as `98432.0`, a set of
-    names also as a list or tuple.
+    as a tuple or list of ints, a whole number also as `98432.0`, a number
+    also as a 0-d array or tensor, a set of names also as a list or tuple.
     """
     if kind == "shape":
         ok = isinstance(value, (tuple, list)) and all(is_integer(v) for v in value)
         form = "a tuple of ints"
     elif kind == "int":
-        ok = is_whole_number(value)
+        ok = is_whole_number(as_scalar(value))
         form = "a whole number"
     elif kind == "number":
-        ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        number = as_scalar(value)  # a 0-d array or tensor is the number it holds, as for the grader
+        ok = isinstance(number, (int, float, np.integer, np.floating)) and not isinstance(number, (bool, np.bool_))
         form = "a number"
     elif kind == "choice":
         ok = isinstance(value, str) and len(value.strip()) == 1
