@@ -9,6 +9,7 @@ import pytest
 
 from course_lib import course_repository
 from course_lib.grading import authoring
+from private_copy import needs_private_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = course_repository.notebooks_with_setup_cells(ROOT)
@@ -18,6 +19,7 @@ spec.loader.exec_module(course_map)
 FORK = 'repository = "https://github.com/someone/fork.git"\nbranch = "dev"\n'
 
 
+@needs_private_copy
 def test_there_are_notebooks_with_set_up_cells():
     assert {p.parent.name for p in NOTEBOOKS} == {"notebooks", "solutions", "assignments"}, NOTEBOOKS
 
@@ -68,6 +70,7 @@ def _fork(tmp_path):
     return tmp_path
 
 
+@needs_private_copy
 def test_a_fork_gets_its_own_set_up_cells_from_one_command(tmp_path):
     root = _fork(tmp_path)
     paths = course_repository.notebooks_with_setup_cells(root)
@@ -88,6 +91,7 @@ def test_a_fork_gets_its_own_set_up_cells_from_one_command(tmp_path):
     assert "someone/fork/blob/dev/notebooks/01_language_model.ipynb" in (root / "docs" / "course_map.md").read_text()
 
 
+@needs_private_copy
 def test_assign_writes_the_set_up_cell_from_course_toml(tmp_path):
     # A solution whose own set-up cell is stale: the student version still installs the fork.
     root = _fork(tmp_path)
@@ -120,6 +124,7 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
 
 
+@needs_private_copy
 def test_colab_opens_the_notebooks_that_train_on_a_gpu():
     runtimes = course_map.colab_runtimes()
     assert {p.parent.name for p in runtimes} == {"notebooks", "solutions", "assignments"}
@@ -149,6 +154,7 @@ def test_write_colab_runtime_changes_only_the_runtime_fields():
     assert "colab" not in bare.metadata and "accelerator" not in bare.metadata
 
 
+@needs_private_copy
 def test_the_course_map_finds_and_rewrites_a_wrong_runtime(tmp_path):
     root = _fork(tmp_path)
     course_map.main([], root=root)  # the fork's set-up cells
@@ -162,6 +168,7 @@ def test_the_course_map_finds_and_rewrites_a_wrong_runtime(tmp_path):
     assert "accelerator" not in nbformat.read(by_hand, as_version=4).metadata
 
 
+@needs_private_copy
 def test_a_student_notebook_opens_on_its_solutions_runtime():
     solution = nbformat.read(ROOT / "solutions" / "A2_attentional_decoder.ipynb", as_version=4)
     student, _ = authoring.make_student_notebook(solution)

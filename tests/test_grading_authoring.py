@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from course_lib.grading import authoring
+from private_copy import needs_private_copy
 
 SOLUTION_CELL = '''def softmax(scores):
     """Docstring stays."""
@@ -82,6 +83,7 @@ def test_check_notices_a_stale_student_notebook(tmp_path):
 SOLUTIONS = authoring.solution_notebooks()
 
 
+@needs_private_copy
 def test_there_are_solution_notebooks():
     names = {p.stem for p in SOLUTIONS}
     assert {"A1_bahdanau_attention", "Q_self_test_quiz"} <= names, names
@@ -114,6 +116,7 @@ def test_no_solution_code_reaches_the_student_notebook(solution):
     assert student_text.count("NotImplementedError") >= solution_marked
 
 
+@needs_private_copy
 def test_command_line_assign_check_links_and_grade(tmp_path, capsys):
     from course_lib.cli import main
 
@@ -214,6 +217,7 @@ def test_generic_faults_work_on_a_new_assignment(tmp_path):
     assert "def softmax_v2(scores):" in renamed and "def softmax(" not in renamed and "print(softmax(" in renamed
 
 
+@needs_private_copy
 def test_faults_that_cannot_be_built_are_not_listed_and_say_why(tmp_path):
     from course_lib.grading import faults
 

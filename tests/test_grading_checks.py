@@ -12,6 +12,9 @@ import pytest
 
 from course_lib.grading import checks
 from course_lib.grading.spec import REPOSITORY_ROOT
+from private_copy import skip_module_unless_private_copy
+
+skip_module_unless_private_copy()  # the hidden tests are read below, at import
 
 
 def _hidden(assignment_id):

@@ -15,6 +15,9 @@ import pytest
 
 from course_lib.grading import faults, grader, harvest, isolation, reports, running, scoring, submissions
 from course_lib.grading.spec import REPOSITORY_ROOT, allclose, exact, load_assignment
+from private_copy import skip_module_unless_private_copy
+
+skip_module_unless_private_copy()  # grades solutions and faults made from them with the hidden tests
 
 SOLUTION = REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
 STUDENT = REPOSITORY_ROOT / "assignments" / "A1_bahdanau_attention.ipynb"
