@@ -182,7 +182,7 @@ def register_cli(commands):
     parser.add_argument("--model", required=True)
     parser.add_argument("--beam", type=positive_int, default=1)
     parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
-                        help="save the attention heat map of the first text to this image (.png, .pdf, .svg, .jpg; "
+                        help=f"save the attention heat map of the first text to this image ({', '.join(IMAGE_SUFFIXES)}; "
                              "not inside a run folder; an existing file is replaced, and the command says so)")
     parser.add_argument("text", nargs="+", help="sentences to translate (one argument each)")
     parser.set_defaults(handler=_translate_command)

@@ -237,7 +237,7 @@ def register_cli(commands):
     words_parser.add_argument("--model", required=True)
     words_parser.add_argument("--beam", type=positive_int, default=1)
     words_parser.add_argument("--heatmap", type=output_file(*IMAGE_SUFFIXES),
-                              help="save attention heat maps of the words to this image (.png, .pdf, .svg, .jpg; not "
+                              help=f"save attention heat maps of the words to this image ({', '.join(IMAGE_SUFFIXES)}; not "
                                    "inside a run folder; an existing file is replaced, and the command says so)")
     words_parser.add_argument("words", nargs="+")
     words_parser.set_defaults(handler=_transliterate_command)
