@@ -145,7 +145,9 @@ def export_serving(model, source_vocab, target_vocab, path, max_length=None, ove
     earlier export, which it replaces; see `check_export_folder`. It is checked
     before anything is built or written. The SavedModel is written into a
     hidden folder beside `path` and then renamed into place, so a failed or
-    interrupted export leaves an earlier one as it was.
+    interrupted export leaves an earlier one as it was (an interrupt between
+    the two renames, a moment long, leaves it beside `path` as
+    `.<name>.replaced-<pid>`).
 
     Returns:
         The exported module (usable directly, too).
