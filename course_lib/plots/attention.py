@@ -5,6 +5,7 @@ import matplotlib
 import numpy as np
 
 from course_lib.plots.fonts import has_devanagari, width_in_axes
+from course_lib.plots.style import series_style, text_colour_on
 
 
 COLORBAR_WIDTH_INCHES = 0.16  # at most; never more than COLORBAR_FRACTION of the heat map's width
@@ -84,8 +85,8 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
         for t in range(rows):
             for j in range(columns):
                 value = weights[t, j]
-                ax.text(j, t, f"{value:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if value > 0.5 else "black")
+                ax.text(j, t, f"{value:.2f}", ha="center", va="center", fontsize=8,
+                        color=text_colour_on(image.cmap(image.norm(value))))  # the better contrast on its cell
     if title:
         font = {}
         if fontproperties is not None:  # the labels' font (it may be needed for Hindi), at the title's size
@@ -184,10 +185,12 @@ def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact m
             )
     if ax is None:
         _, ax = _pyplot().subplots(figsize=(7.5, 3.8), layout="constrained")
-    for name, (lengths, values) in curves.items():
-        ax.plot(lengths, values, marker="o", label=name)
+    for index, (name, (lengths, values)) in enumerate(curves.items()):
+        ax.plot(lengths, values, label=name, **series_style(index))  # markers too: apart without colour
     if trained_lengths is not None:
         ax.axvspan(low - 0.5, high + 0.5, color="grey", alpha=0.12, label="lengths seen in training")
+        for edge in (low - 0.5, high + 0.5):  # the pale band alone fades on a printout
+            ax.axvline(edge, color="0.4", linestyle=":", linewidth=1)
     ax.set_xlabel("input length")
     ax.set_ylabel("exact match")
     ax.set_ylim(-0.02, 1.02)

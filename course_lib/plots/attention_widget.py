@@ -192,15 +192,16 @@ class AttentionExplorer:
         r = self.readouts()
         positions = np.arange(len(r["weights"]))
         bars.bar(positions, r["weights"], color="tab:blue", label="alpha (softmax of scores)")
-        bars.bar(positions, self.oracle[self.step], fill=False, edgecolor="tab:red", linestyle="--", label="oracle")
+        # black, not red: a red outline on the blue bars vanishes in grey (contrast 1.04:1)
+        bars.bar(positions, self.oracle[self.step], fill=False, edgecolor="black", linestyle="--", label="oracle")
         for j, (weight, score) in enumerate(zip(r["weights"], self.scores[self.step])):
-            bars.text(j, weight + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=7)
+            bars.text(j, weight + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=8)
         bars.set_xticks(positions, SOURCE_WORDS[: len(positions)])
-        bars.set_ylim(0, 1.25)
+        bars.set_ylim(0, 1.5)  # room above the tallest bar's label for the legend
         bars.set_xlabel("input word j")
         bars.set_ylabel("weight alpha_jt")
         bars.set_title(f"weights at t = {r['step'] + 1} ({r['word']})", fontsize=10)
-        bars.legend(fontsize=7, loc="upper left")
+        bars.legend(fontsize=8, loc="upper center", ncol=2)
 
         plane.scatter(self.states[:, 0], self.states[:, 1], s=40 + 400 * r["weights"], color="tab:blue", alpha=0.6)
         for j, (x, y) in enumerate(self.states):
@@ -225,7 +226,7 @@ class AttentionExplorer:
         heat.text(0.5, -0.04, "every row: softmax of that step's scores (preset until you change them)",
                   transform=heat.transAxes, ha="center", va="top", fontsize=8)
         heat.add_patch(
-            Rectangle((-0.5, self.step - 0.5), self.scores.shape[1], 1, fill=False, edgecolor="tab:orange", linewidth=2)
+            Rectangle((-0.5, self.step - 0.5), self.scores.shape[1], 1, fill=False, edgecolor="black", linewidth=2.5)
         )
 
     def widget(self):

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from course_lib.plots.style import series_style
+
 
 def _check_grid(grid):
     """`(H, W)` of the feature map, both at least 1, as ints."""
@@ -153,13 +155,14 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
         raise ValueError(f"No history has the keys {missing}. Received: keys={keys}, available: {available}")
     figure, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.2), squeeze=False)
     for axis, key in zip(axes[0], keys):
-        for name, history in histories.items():
+        for index, (name, history) in enumerate(histories.items()):
             history = getattr(history, "history", history)
+            style = series_style(index)  # a marker per run: runs stay apart without colour
             if key in history:
-                line, = axis.plot(np.arange(1, len(history[key]) + 1), history[key], label=f"{name}")
+                line, = axis.plot(np.arange(1, len(history[key]) + 1), history[key], label=f"{name}", **style)
                 if f"val_{key}" in history:
                     axis.plot(np.arange(1, len(history[f"val_{key}"]) + 1), history[f"val_{key}"], "--",
-                              color=line.get_color(), label=f"{name} (valid)")
+                              color=line.get_color(), label=f"{name} (valid)", markerfacecolor="none", **style)
         axis.set_xlabel("epoch")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.set_ylabel(key.replace("_", " "))  # "token_accuracy" -> "token accuracy"

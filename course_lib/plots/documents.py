@@ -10,6 +10,8 @@ import html
 
 import numpy as np
 
+from course_lib.plots.style import blend_on_white, text_colour_on
+
 
 def _check(sentences, sentence_weights, word_weights):
     sentence_weights = np.asarray(sentence_weights, dtype=float)
@@ -64,7 +66,8 @@ WORD_SHADE_RGB = (230, 80, 30)
 MAX_WORD_OPACITY = 0.85
 
 
-def document_html(sentences, sentence_weights, word_weights=None, title=None, highlight=None):
+def document_html(sentences, sentence_weights, word_weights=None, title=None, highlight=None,
+                  highlight_label="highlighted sentence"):
     """HTML of one document with its attention weights.
 
     Args:
@@ -75,6 +78,11 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
             relative to its largest), and hovering shows `alpha_ij`.
         title: optional heading (e.g. true and predicted class).
         highlight: optional sentence index to mark (e.g. the planted sentence).
+        highlight_label: what the marked sentence is, for the key under the table.
+
+    The table is black on white, whatever the notebook's theme (in a dark
+    theme the light text fell to 3:1 on the darkest shade), and a key under
+    it says what the bar, the shading and the marker mean, as the PNG's does.
 
     Returns:
         An HTML string.
@@ -103,7 +111,11 @@ def document_html(sentences, sentence_weights, word_weights=None, title=None, hi
             "</tr>"
         )
     heading = f"<p><b>{html.escape(title)}</b></p>" if title else ""
-    return f'{heading}<table style="border-collapse: collapse">{"".join(rows)}</table>'
+    key = "<br>".join(html.escape(line) for line in _key_lines(word_weights is not None,
+                                                               highlight_label if highlight is not None else None))
+    return (f'{heading}<div style="background: #fff; color: #000; padding: 4px">'
+            f'<table style="border-collapse: collapse; color: #000">{"".join(rows)}</table>'
+            f'<p style="font-size: 85%; color: #444">{key}</p></div>')
 
 
 def document_figure(sentences, sentence_weights, word_weights=None, title=None, highlight=None,
@@ -156,7 +168,8 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
         for j, word in enumerate(words):
             opacity = 0.0 if word_weights is None else MAX_WORD_OPACITY * shades[i][start + j]
             colour = tuple(channel / 255 for channel in WORD_SHADE_RGB) + (opacity,)  # an unshaded word: no box
-            drawn = ax.text(x, row, word, va="center", fontsize=9, color="white" if opacity > 0.6 else "black",
+            drawn = ax.text(x, row, word, va="center", fontsize=9,  # black or white, whichever reads better
+                            color=text_colour_on(blend_on_white(colour, opacity)),
                             bbox=dict(facecolor=colour, edgecolor="none", pad=1.0))
             x += measure(drawn) + space  # the word's real width, so no two words overlap
         last_line = start + len(words) >= len(sentences[i])
@@ -197,16 +210,15 @@ def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=Fa
     shown = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1) if normalize else matrix
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * len(class_names) + 2, 1.1 * len(class_names) + 1.5), layout="constrained")
-    ax.imshow(shown, cmap="Blues")
+    image = ax.imshow(shown, cmap="Blues")
     ax.set_xticks(range(len(class_names)), class_names, rotation=45, ha="right")
     ax.set_yticks(range(len(class_names)), class_names)
     ax.set_xlabel("predicted class")
     ax.set_ylabel("true class")
-    threshold = shown.max() / 2 if shown.size else 0
     for i in range(matrix.shape[0]):
         for j in range(matrix.shape[1]):
             label = f"{shown[i, j]:.2f}" if normalize else str(matrix[i, j])
-            ax.text(j, i, label, ha="center", va="center", color="white" if shown[i, j] > threshold else "black")
+            ax.text(j, i, label, ha="center", va="center", color=text_colour_on(image.cmap(image.norm(shown[i, j]))))
     if title:
         ax.set_title(title)
     return ax

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from course_lib.plots.attention import _fit_column_labels, attention_heatmap
+from course_lib.plots.attention import _fit_column_labels, _label_font, attention_heatmap
 from course_lib.plots.fonts import devanagari_font
 
 
@@ -87,7 +87,8 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
         ax.set_xlabel(xlabel or "", fontsize=9)
         ax.set_ylabel((ylabel or "") if index % ncols == 0 else "", fontsize=9)
         if example.get("title"):
-            ax.set_title(example["title"], fontproperties=fontproperties, pad=30 if xlabel else 18)
+            ax.set_title(example["title"], fontproperties=_label_font(fontproperties, [example["title"]]),
+                         pad=30 if xlabel else 18)  # Devanagari at its readable size, as the tick labels
     for ax in list(axes.flat)[len(examples):]:
         ax.axis("off")
     if suptitle:
