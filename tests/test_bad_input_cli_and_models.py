@@ -412,3 +412,38 @@ def test_a_rerank_weight_without_a_reranker_is_refused(tmp_path, capsys):
     assert main(["evaluate", "transliteration", "--model", str(tmp_path), "--rerank-weight", "0.5"]) == 2
     assert "--rerank-weight weighs the models of --rerank-with, which were not given. Received: --rerank-weight 0.5" \
         in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("marker_text", ["{not json", '["a list"]', '{"no": "task"}'])
+def test_a_damaged_run_marker_is_refused_not_taken_for_a_run_of_the_task(tmp_path, marker_text):
+    # A marker that names no task says nothing about the folder: claiming it (or loading from it)
+    # as a run of the task would write over, or read, whatever it holds.
+    from course_lib.tasks.arguments import RUN_MARKER, check_run_of, claim_run_folder
+
+    (tmp_path / RUN_MARKER).write_text(marker_text)
+    (tmp_path / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match=r"holds a different run \(course_run.json\); not a documents run"):
+        check_run_of(tmp_path, "documents")
+    with pytest.raises(ValueError, match="holds a different run"):
+        claim_run_folder(tmp_path, "documents", "training.json")
+    assert (tmp_path / RUN_MARKER).read_text() == marker_text
+
+
+def test_a_longer_sequence_than_a_tuple_default_is_not_the_default():
+    from course_lib.layers.masking import check_unread_options
+
+    defaults = {"sizes": (16, 32)}
+    for value in ([16, 32, 64], (16,), ()):
+        with pytest.raises(ValueError, match=r"^sizes differs\. Received: sizes="):
+            check_unread_options({"sizes": value}, defaults, "sizes differs")
+
+
+@pytest.mark.parametrize("value", [True, False, np.bool_(True)])
+def test_a_bool_is_not_a_count(value):
+    # True is an int to Python: `units=True` would build a model of one unit.
+    from course_lib.layers.masking import check_count
+
+    with pytest.raises(ValueError, match=r"`units` must be a whole number >= 1\. Received: units="):
+        check_count(value, "units")
+    with pytest.raises(ValueError, match="`max_output_length` must be a whole number"):
+        Seq2Seq(10, 9, embedding_dim=4, units=6, max_output_length=value)

@@ -105,3 +105,19 @@ def test_a_broken_pipe_of_the_commands_own_is_reported(monkeypatch, capsys):
     monkeypatch.setattr("course_lib.grading.authoring._assign_command", broken)
     assert main(["assign", "--links"]) == 2
     assert "course-lib: error: [Errno 32] Broken pipe" in capsys.readouterr().err
+
+
+def test_resuming_accepts_the_recorded_training_file_by_another_path(tmp_path, monkeypatch):
+    # `--train data/words.csv` then `--train ./data/words.csv` (or its absolute path, or a link to it)
+    # name the same file; refusing it would stop every resume typed a little differently.
+    from course_lib.tasks.arguments import check_same_training_data
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "words.csv").write_text("kamal,कमल\n", encoding="utf-8")
+    (tmp_path / "link.csv").symlink_to(tmp_path / "data" / "words.csv")
+    monkeypatch.chdir(tmp_path)
+    for given in ("./data/words.csv", str(tmp_path / "data" / "words.csv"), "link.csv"):
+        check_same_training_data("run", "data/words.csv", given)
+    (tmp_path / "other.csv").write_text("ghar,घर\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="needs the same file"):
+        check_same_training_data("run", "data/words.csv", "other.csv")

@@ -228,3 +228,26 @@ def test_a_document_stored_twice_never_lands_in_two_parts(tmp_path, capsys):
         assert not seen["train"] & seen["test"] and not seen["train"] & seen["valid"] and not seen["valid"] & seen["test"]
         assert len(splits["all"]) == 60
     assert "6 duplicate document(s) left out" in capsys.readouterr().out
+
+
+def test_a_group_counts_with_all_its_documents_and_the_class_of_its_first():
+    # Four versions-groups of three documents, one class: 25 % for test is one group, not three.
+    parts = split_indices(np.zeros(12, int), valid_fraction=0.25, test_fraction=0.25, seed=0, groups=np.arange(12) // 3)
+    assert [len(parts[name]) for name in ("train", "valid", "test")] == [6, 3, 3], parts
+    # Documents 0 and 1 are versions filed under classes 0 and 1: the group is split as class 0's.
+    for seed in range(5):
+        parts = split_indices([0, 1, 1, 1, 1], valid_fraction=0.0, test_fraction=0.5, seed=seed, groups=[0, 0, 2, 3, 4])
+        assert {0, 1} <= set(parts["test"]) and len(parts["test"]) == 4, (seed, parts)
+
+
+def test_empty_titles_group_nothing():
+    groups = duplicate_groups(["one article here", "another story there", "a third"], titles=["", "  ", ""],
+                              min_overlap=None)
+    assert groups.tolist() == [0, 1, 2]
+
+
+def test_short_versions_are_grouped_and_a_tenth_is_rounded_not_cut():
+    # Texts under five words are one n-gram: "Stocks fall" and "stocks FALL" are versions of one article.
+    assert duplicate_groups(["Stocks fall", "stocks FALL", "Rain today"]).tolist() == [0, 0, 2]
+    parts = split_indices(np.zeros(19, int), valid_fraction=0.1, test_fraction=0.2, seed=0)
+    assert [len(parts[name]) for name in ("train", "valid", "test")] == [13, 2, 4]  # 1.9 -> 2, 3.8 -> 4

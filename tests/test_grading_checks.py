@@ -512,6 +512,28 @@ def test_a2_loop_check_blames_the_loop_when_the_step_is_right():
         checks.check_teacher_forced_decode(forcing_without_carrying_the_state)
 
 
+def test_a2_loop_check_blames_the_loop_when_the_notebook_has_no_step_function():
+    """A loop written without `attention_decoder_step` (nothing to blame in part 2) that never carries the state."""
+    from keras import ops
+
+    namespace = {"ops": ops}
+    exec(
+        "def teacher_forced_decode(decoder, target_inputs, memory, initial_state):\n"
+        "    all_logits, all_weights = [], []\n"
+        "    for step in range(target_inputs.shape[1]):\n"
+        "        embedded = decoder.embedding(target_inputs[:, step])\n"
+        "        context, weights = decoder.attention(initial_state, memory['values'], mask=memory['mask'],\n"
+        "                                             projected_keys=memory['keys'])\n"
+        "        state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), initial_state)\n"
+        "        all_logits.append(decoder.output_layer(state))\n"
+        "        all_weights.append(weights)\n"
+        "    return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)\n",
+        namespace,
+    )
+    with pytest.raises(checks.CheckFailed, match="carry the state from one step to the next"):
+        checks.check_teacher_forced_decode(namespace["teacher_forced_decode"])
+
+
 def test_a2_loop_check_compares_the_alignments_not_only_their_shape():
     from keras import ops
 
@@ -790,3 +812,59 @@ def test_a5_sentence_check_compares_the_word_weights():
     checks.check_sentence_vectors(A5.sentence_vectors, A5.attention_pool)
     with pytest.raises(checks.CheckFailed, match="word weights of document 1, sentence 1"):
         checks.check_sentence_vectors(uniform_word_weights, A5.attention_pool)
+
+
+def test_a_dict_is_not_a_set_of_names_for_the_quiz_check_or_the_grader():
+    # set({"V": ..., "b": ...}) is {"V", "b"}: a dict answer would pass as the set of its keys.
+    from course_lib.grading.spec import exact
+
+    answer = {"V": (20_000, 300), "b": (20_000,)}
+    passed, reason = exact(set)(answer, {"V", "b"}, {})
+    assert not passed and reason == "result: expected a collection, got a dict"
+    with pytest.raises(checks.CheckFailed, match="answer should be a set of names"):
+        checks.check_answer_type(answer, "set", "answer")
+
+
+def test_the_grader_tells_a_half_percent_error_from_float32_rounding():
+    # allclose's default tolerance is what separates a slip (a constant 0.5 % off) from float32 noise.
+    from course_lib.grading.spec import allclose
+
+    expected = np.linspace(0.1, 2.0, 20)
+    assert allclose()(expected.astype(np.float32), expected, {})[0]
+    passed, reason = allclose()(expected * 1.005, expected, {})
+    assert not passed and reason == "result: values differ from the reference at 20 of 20 entries"
+
+
+def test_a_hidden_test_worth_no_points_is_refused():
+    from course_lib.grading.spec import Assignment, Question, Test
+
+    with pytest.raises(ValueError, match="must be worth points. Received: points=0"):
+        Assignment(id="AX", notebook="AX", questions=[Question("q")], tests=[Test("t", question="q", points=0, call="1")])
+
+
+@pytest.mark.parametrize("value, kind, accepted", [
+    ((np.int64(12), np.int32(4)), "shape", True),  # e.g. from an array's .shape or np.prod: the grader takes them
+    ((12, True), "shape", False),
+    (True, "number", False), (np.bool_(False), "number", False),
+])
+def test_quiz_forms_with_numpy_integers_and_bools(value, kind, accepted):
+    from course_lib.grading.spec import exact
+
+    if accepted:
+        checks.check_answer_type(value, kind, "answer")
+        assert exact(tuple)(value, (12, 4), {})[0]
+    else:
+        with pytest.raises(checks.CheckFailed, match="answer should be"):
+            checks.check_answer_type(value, kind, "answer")
+
+
+def test_quiz_checks_refuse_what_the_grader_would_mark_wrong_for_its_form():
+    # The grader compares a dict answer whole (an extra key fails it), a set of names as strings, a choice
+    # as one letter; the visible check must not pass those forms.
+    kinds = {"V": "shape", "c": "shape"}
+    with pytest.raises(checks.CheckFailed, match="should have the keys"):
+        checks.check_answer_dict({"V": (2, 3), "c": (2,), "extra": (1,)}, kinds, "q1_shapes(...)")
+    for value, kind in (([1, 2], "set"), ({"V", 3}, "set"), ("ab", "choice"), ("", "choice")):
+        with pytest.raises(checks.CheckFailed, match="answer should be"):
+            checks.check_answer_type(value, kind, "answer")
+    checks.check_answer_type(" b ", "choice", "answer")  # white space around the letter is fine

@@ -801,3 +801,189 @@ def test_a_feedback_folder_that_would_move_submissions_or_is_a_file_is_refused(t
     empty.mkdir()
     grader.grade("A1", [bob], feedback_dir=empty, progress=lambda line: None)
     assert sorted(p.name for p in empty.iterdir()) == ["bob.md"] and not list(tmp_path.glob("empty-*"))
+
+
+def test_a_kernel_that_is_given_up_on_is_stopped_before_the_next_start(tmp_path, monkeypatch):
+    # A silent kernel left running beside its replacement holds its memory (and the sandbox's limit)
+    # until the runner ends.
+    from jupyter_client import KernelManager
+
+    make, starts = _kernel_session(tmp_path, monkeypatch, 1, "silent")
+    managers, start_kernel = [], KernelManager.start_kernel  # the start `_kernel_session` patched
+
+    def recording(manager, **kwargs):
+        managers.append(manager)
+        return start_kernel(manager, **kwargs)
+
+    monkeypatch.setattr(KernelManager, "start_kernel", recording)
+    session = make()
+    try:
+        assert len(managers) == 2 and session.manager is managers[1]
+        assert not managers[0].is_alive()
+    finally:
+        session.close()
+        managers[0].shutdown_kernel(now=True)
+
+
+def test_a_restart_does_not_give_the_notebook_its_time_again(tmp_path):
+    # The notebook's time counts from its first kernel's first answer: a cell that ends the kernel must
+    # not buy the rerun (and each later one) a whole new notebook_timeout.
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("import time\ntime.sleep(4)"),
+        nbformat.v4.new_code_cell("import os\nos._exit(1)"),
+        nbformat.v4.new_code_cell("print('reached')"),
+    ]
+    path = tmp_path / "dies.ipynb"
+    nbformat.write(notebook, path)
+    report = running.run_notebook(path, cell_timeout=30, notebook_timeout=8, memory_mb=3000)
+    cells = {int(k): v for k, v in report["cells"].items()}
+    assert report["restarts"] == 1 and cells[1]["status"] == "died", report
+    assert cells[2] == {"status": "not-run", "reason": "notebook time limit reached"}, report
+
+
+def test_a_kernel_start_that_is_given_up_leaves_no_socket_folder(tmp_path, monkeypatch):
+    # The sockets' folder may be in the shared temporary folder (a long private path): it must go with the kernel.
+    from course_lib.grading import runner
+
+    made, socket_folder = [], runner.socket_folder
+    monkeypatch.setattr(runner, "socket_folder", lambda root: made.append(socket_folder(root)) or made[-1])
+    make, starts = _kernel_session(tmp_path, monkeypatch, runner.KERNEL_START_ATTEMPTS, "dies")
+    with pytest.raises(runner.KernelStartError):
+        make()
+    assert len(made) == 1 and not made[0].exists(), made
+
+
+def test_grading_skip_comments_are_run_when_skip_grading_is_not_asked_for(tmp_path):
+    # run_notebook(skip_tags=()) runs a notebook whole (its training cells too): `# grading: skip` only
+    # counts with the "skip-grading" tag's rule, as the grader asks for it.
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("# grading: skip\nprint('ran')")]
+    path = tmp_path / "whole.ipynb"
+    nbformat.write(notebook, path)
+    report = running.run_notebook(path, cell_timeout=30, notebook_timeout=60, memory_mb=3000)
+    assert report["skipped_by_tag"] == [] and report["cells"]["0"]["output"].strip() == "ran", report
+    report = running.run_notebook(path, cell_timeout=30, notebook_timeout=60, memory_mb=3000,
+                                  skip_tags=("skip-grading",))
+    assert report["skipped_by_tag"] == [0] and report["cells"] == {}, report
+
+
+def test_kept_copies_of_one_second_never_replace_each_other(tmp_path, monkeypatch):
+    monkeypatch.setattr(reports.time, "strftime", lambda form: "20261204-080000")
+    out = tmp_path / "grades.csv"
+    for kept in ("grades-20261204-080000.csv", "grades-20261204-080000-2.csv"):
+        (tmp_path / kept).write_text(kept)
+    assert reports.time_stamped(out) == tmp_path / "grades-20261204-080000-3.csv"
+
+
+def test_a_feedback_folder_holding_submissions_deeper_down_or_the_current_folder_is_refused(tmp_path, monkeypatch):
+    feedback = tmp_path / "feedback"
+    (feedback / "week1").mkdir(parents=True)
+    bob = feedback / "week1" / "bob.ipynb"
+    bob.write_text("not a notebook")
+    with pytest.raises(ValueError, match=f"The feedback folder {feedback} holds {bob}"):
+        reports.check_feedback_folder(feedback, [bob])
+    monkeypatch.chdir(feedback / "week1")
+    with pytest.raises(ValueError, match="holds the current folder"):
+        reports.check_feedback_folder(feedback, [])
+
+
+def test_an_output_that_cannot_be_written_beside_its_target_goes_to_a_new_temporary_folder(tmp_path):
+    lines, written = [], []
+
+    def write(path):
+        if tmp_path in Path(path).parents:
+            raise PermissionError(13, "Permission denied", str(path))
+        Path(path).write_text("grades")
+        written.append(Path(path))
+
+    target = tmp_path / "grades.csv"
+    where = reports.write_somewhere("CSV", target, write, lines.append)
+    assert written == [where] and where.read_text() == "grades" and tmp_path not in where.parents
+    assert where.name.startswith("grades-") and f"it is in {where} instead" in lines[0], lines
+    import shutil
+
+    shutil.rmtree(where.parent)
+
+
+def test_damaged_tags_in_a_list_are_ignored_too(tmp_path):
+    # A tag that is no string (a list is unhashable) would stop the runner in `code_cells`.
+    import json
+
+    cell = {"cell_type": "code", "id": "c1", "source": "x = 1", "metadata": {"tags": [["a"], 5]}, "outputs": [],
+            "execution_count": None}
+    path = tmp_path / "tags.ipynb"
+    path.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    read, reason = submissions.read_submission(path)
+    assert reason == "" and read.cells[0]["metadata"]["tags"] == []
+
+
+def test_a_handed_out_cell_is_known_by_its_first_and_last_lines_without_the_stubs():
+    assert submissions.kept_lines("def f(x):\n    # YOUR CODE HERE\n\n    raise NotImplementedError()\n") == ["def f(x):"]
+    cells = [c for c in submissions.handed_out_cells(load_assignment("A1")) if c["lines"]]
+    assert cells and all(line.strip() and not line.startswith(submissions.STUB_LINES) for c in cells for line in c["lines"])
+    assert any(len(c["lines"]) == 2 for c in cells)  # the last line counts as well as the first
+
+
+def test_a_notebook_above_the_size_limit_is_not_read(tmp_path):
+    path = tmp_path / "huge.ipynb"
+    with open(path, "wb") as handle:
+        handle.truncate(submissions.MAX_NOTEBOOK_BYTES + 1)
+    notebook, reason = submissions.read_submission(path)
+    assert notebook is None and reason == "the file is 20.0 MB; notebooks above 20 MB are not graded"
+
+
+def test_hidden_tests_that_did_not_run_say_why(monkeypatch):
+    assignment = load_assignment("A1")
+    inputs, expected = submissions.hidden_inputs(assignment)
+    first = assignment.tests[0]
+    never = scoring.score_tests(assignment, expected, inputs, None)
+    assert {o.reason for o in never} == {"not run (the notebook did not reach the hidden tests)"}
+    stopped = scoring.score_tests(assignment, expected, inputs,
+                                  {first.name: {"status": "error", "type": "ValueError", "message": "no"}})
+    assert stopped[0].reason == "raised ValueError: no" and stopped[0].earned == 0
+    assert {o.reason for o in stopped[1:]} == {"not run (the hidden tests stopped before this one; see the notes below)"}
+    # A comparison that fails on a malformed answer costs that test, not the batch.
+    monkeypatch.setattr(first, "compare", lambda got, wanted, inputs: {}["no such key"])
+    [broken, *_] = scoring.score_tests(assignment, expected, inputs, {first.name: {"status": "ok", "value": 1}})
+    assert broken.earned == 0 and broken.reason == "the answer could not be checked (KeyError)"
+
+
+def test_run_notes_say_each_thing_once_and_survive_a_cell_number_past_the_end():
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("print('x' * 10**7)")]
+    report = {"cells": {"0": {"status": "output-limit", "truncated": True}, "1": {"status": "timeout"}}}
+    notes = scoring.run_notes(report, notebook, None)  # cell 1 is past the end (a report the notebook rewrote)
+    assert notes == ["cell 1 (`print('x' * 10**7)`) printed too much output and was interrupted",
+                     "cell 2 was stopped at the time limit (interrupted)"], notes
+
+
+def test_a_notebook_that_kills_its_runner_is_named(tmp_path):
+    # The runner's exit by a signal is told apart from its own failure: a process the notebook started
+    # may have outlived it.
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)")]
+    path = tmp_path / "kills-runner.ipynb"
+    nbformat.write(notebook, path)
+    with pytest.raises(RuntimeError, match="the notebook runner was killed before it finished"):
+        running.run_notebook(path, cell_timeout=30, notebook_timeout=60, memory_mb=3000)
+
+
+def test_a_submission_whose_kernel_keeps_dying_is_told_the_hidden_tests_did_not_run(tmp_path):
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f"import os\nos._exit({n})") for n in (1, 2, 3)]  # one per start
+    path = tmp_path / "dies.ipynb"
+    nbformat.write(notebook, path)
+    [result] = grader.grade("A1", [path], cell_timeout=20, progress=lambda line: None)
+    assert result.total == 0 and "the kernel kept dying; the hidden tests were not run" in result.notes, result.notes
+    assert "no results were produced (the kernel did not reach the hidden tests)" in result.notes, result.notes

@@ -284,3 +284,123 @@ def test_heatmaps_are_not_written_into_a_run_folder(command, flag, tmp_path, cap
     assert main(command + [flag, str(run / "reversal_attention.png")]) == 2
     assert "holds a reversal run" in capsys.readouterr().err
     assert (run / "reversal_attention.png").read_bytes() == b"the reversal run's heat map"
+
+
+
+
+def _commit_interrupted_after_the_journal(folder, monkeypatch, moves_before_interrupt=1):
+    """Commits a.json = b.json = "1", then starts a commit of "2" that stops after the journal and
+    `moves_before_interrupt` moved files: a committed checkpoint, left half in place."""
+    with run_files.committing(folder) as staging:
+        (staging / "a.json").write_text("1")
+        (staging / "b.json").write_text("1")
+    real_replace, moved = run_files.os.replace, []
+
+    def replace_then_stop(source, target):
+        real_replace(source, target)
+        moved.append(target)
+        if len(moved) == 1 + moves_before_interrupt:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_files.os, "replace", replace_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        with run_files.committing(folder) as staging:
+            (staging / "a.json").write_text("2")
+            (staging / "b.json").write_text("2")
+    monkeypatch.undo()
+
+
+def test_a_new_commit_first_finishes_the_one_an_interrupt_left_half_done(tmp_path, monkeypatch):
+    # The next save must complete the committed checkpoint before it removes stale staging folders
+    # and writes its own journal: otherwise b.json stays "1" beside a.json "2", silently.
+    _commit_interrupted_after_the_journal(tmp_path, monkeypatch)
+    assert (tmp_path / "a.json").read_text() == "2" and (tmp_path / "b.json").read_text() == "1"
+    with run_files.committing(tmp_path) as staging:
+        (staging / "metrics.json").write_text("3")
+    assert [(tmp_path / name).read_text() for name in ("a.json", "b.json", "metrics.json")] == ["2", "2", "3"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json", "b.json", "metrics.json"]
+
+
+def test_finishing_a_commit_never_removes_the_journal_of_a_later_one(tmp_path, monkeypatch):
+    # Another process may finish commit 1 and commit 2 while this one is still finishing commit 1:
+    # its last step must not delete commit 2's journal, the only record of the files still to move.
+    _commit_interrupted_after_the_journal(tmp_path, monkeypatch, moves_before_interrupt=0)
+    pending = (tmp_path / run_files.JOURNAL).read_text()
+    run_files._apply(tmp_path, {"staging": ".staging-finished", "files": ["a.json"]}, '{"an": "earlier commit"}')
+    assert (tmp_path / run_files.JOURNAL).read_text() == pending
+    run_files.finish_commit(tmp_path)
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text() == "2"
+
+
+def test_a_checkpoint_that_writes_a_file_it_removes_is_refused(tmp_path):
+    with run_files.committing(tmp_path) as staging:
+        (staging / "a.json").write_text("1")
+    with pytest.raises(ValueError, match=r"both write and remove a file. Received: \['a.json'\]"):
+        with run_files.committing(tmp_path, remove=["a.json", "old.png"]) as staging:
+            (staging / "a.json").write_text("2")
+    assert (tmp_path / "a.json").read_text() == "1"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json"]
+
+
+def test_the_journal_is_on_the_disk_before_it_commits(tmp_path, monkeypatch):
+    # After a power cut, a journal renamed into place but not flushed can be empty: the checkpoint
+    # it committed would then be refused as damaged.
+    import os
+
+    events, real_fsync, real_replace = [], os.fsync, os.replace
+
+    def fsync(descriptor):
+        events.append(("sync", os.readlink(f"/proc/self/fd/{descriptor}")))
+        real_fsync(descriptor)
+
+    def replace(source, target):
+        events.append(("replace", os.fspath(source), os.fspath(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    with run_files.committing(tmp_path) as staging:
+        (staging / "state.json").write_text("{}")
+    monkeypatch.undo()
+    pending, journal = os.fspath(tmp_path / (run_files.JOURNAL + ".tmp")), os.fspath(tmp_path / run_files.JOURNAL)
+    commit = events.index(("replace", pending, journal))
+    assert ("sync", pending) in events[:commit], events
+
+
+def test_an_output_file_is_written_under_its_own_suffix(tmp_path):
+    # matplotlib reads the format from the name it is given: a temporary name without the suffix
+    # made `--heatmap map.pdf` a PNG named .pdf.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = plt.figure()
+    try:
+        for name, magic in (("map.pdf", b"%PDF"), ("map.svg", b"<?xml")):
+            run_files.write_output_file(tmp_path / name, lambda temporary: figure.savefig(temporary))
+            assert (tmp_path / name).read_bytes().startswith(magic), name
+    finally:
+        plt.close(figure)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["map.pdf", "map.svg"]
+
+
+def test_a_failed_output_write_leaves_the_earlier_file_and_nothing_else(tmp_path):
+    path = tmp_path / "m.json"
+    run_files.write_json_file(path, {"bleu": 1})
+
+    def half_then_fail(temporary):
+        with open(temporary, "w") as handle:
+            handle.write('{"bl')
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_files.write_output_file(path, half_then_fail)
+    assert json.loads(path.read_text()) == {"bleu": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["m.json"]
+
+
+def test_a_journal_whose_files_are_not_a_list_is_named_as_damaged(tmp_path):
+    (tmp_path / run_files.JOURNAL).write_text(json.dumps({"staging": ".staging-x", "files": 3}))
+    with pytest.raises(ValueError, match=r"\.commit\.json' is damaged \(no staging folder or files\)"):
+        run_files.finish_commit(tmp_path)

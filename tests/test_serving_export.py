@@ -104,3 +104,16 @@ def test_a_failed_export_leaves_the_earlier_one_as_it_was(tiny, tmp_path, monkey
         serving.export_serving(*tiny, target, overwrite=True)
     assert {str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()} == before
     assert [p.name for p in tmp_path.iterdir()] == ["savedmodel"]
+
+
+def test_overwrite_never_replaces_an_unmarked_run_that_an_earlier_version_exported_into(tiny, tmp_path):
+    # Runs saved before course_run.json existed are known by their .keras model; an earlier version
+    # exported into them, so saved_model.pb may sit beside it. overwrite=True must not delete the model.
+    run = tmp_path / "old-run"
+    run.mkdir()
+    for name in ("model.keras", "state.json", "saved_model.pb"):
+        (run / name).write_text(name)
+    before = _listing(run)
+    with pytest.raises(ValueError, match=r"holds a course run \(model.keras\)"):
+        serving.export_serving(*tiny, run, overwrite=True)
+    assert _listing(run) == before

@@ -287,3 +287,58 @@ def test_export_works_at_character_level(tmp_path):
     serving.export_serving(model, source_vocab, target_vocab, tmp_path / "chars")
     assert serving.load_serving(tmp_path / "chars")(words) == expected
     assert all(" " not in word for word in expected)  # characters are joined without spaces
+
+
+def test_a_resumed_run_records_the_epochs_it_was_trained_to(trained):
+    # state.json's config said epochs=1 after the run was resumed to 2.
+    out, translator = trained
+    state = json.loads((out / "state.json").read_text())
+    assert translator.config.epochs == 2 and state["config"]["epochs"] == 2 and state["epochs_done"] == 2
+
+
+def test_only_the_first_supervised_pairs_carry_their_alignment(parts, monkeypatch):
+    from course_lib.data import tf_data
+
+    captured = {}
+
+    def capture(inputs, target_out, *args, **kwargs):
+        captured.update(inputs)
+        raise KeyboardInterrupt  # the data is all this test needs
+
+    monkeypatch.setattr(tf_data, "array_dataset", capture)
+    config = task.TranslationConfig.for_profile(direction="en-hi", **{**TINY, "max_train": 20},
+                                                alignment_loss_weight=1.0, supervised_pairs=5)
+    with pytest.raises(KeyboardInterrupt):
+        task.train(config, parts["train"], verbose=0)
+    alignment = np.asarray(captured["alignment"])
+    assert len(alignment) == 20
+    assert all(alignment[i].any() for i in range(5)) and not alignment[5:].any()
+
+
+def test_resuming_a_supervised_run_without_repeating_its_weight(tmp_path, capsys):
+    # `--supervised-pairs` is taken from the run when left out; its check must read the run's own
+    # alignment weight, not the profile's 0 for a flag left out too.
+    from course_lib.cli import main
+
+    out = tmp_path / "supervised"
+    sizes = ["--max-train", "64", "--units", "8", "--embedding-dim", "8", "--out", str(out)]
+    assert main(["train", "translation", "--epochs", "1", "--alignment-loss-weight", "1",
+                 "--supervised-pairs", "10"] + sizes) == 0
+    capsys.readouterr()
+    assert main(["train", "translation", "--epochs", "2", "--out", str(out)]) == 0, capsys.readouterr().err
+    state = json.loads((out / "state.json").read_text())
+    assert state["epochs_done"] == 2 and state["config"]["supervised_pairs"] == 10
+
+
+def test_a_run_from_python_refused_by_train_gets_no_training_record(trained, tmp_path, capsys):
+    # train_data.json is written for such a run only once `train` has accepted it: a refused resume
+    # (here: the other direction) must not record a training file the run never used.
+    import shutil
+
+    from course_lib.cli import main
+
+    out = tmp_path / "copy"
+    shutil.copytree(trained[0], out)
+    assert main(["train", "translation", "--direction", "hi-en", "--epochs", "3", "--out", str(out)]) == 2
+    assert "holds a en-hi model" in capsys.readouterr().err
+    assert not (out / "train_data.json").exists()
