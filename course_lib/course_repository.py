@@ -97,14 +97,21 @@ def setup_cell_source(root=ROOT):
     target = install_target(root)
     return (
         f"{SETUP_MARKER} (or any machine without course_lib) this installs the course library.\n"
-        "import importlib.util, subprocess, sys\n"
+        "# The first time, it takes a minute or two and prints nothing while pip works.\n"
+        "import importlib.util, os, subprocess, sys\n"
+        "# The full profile (the default) trains the lecture's models. The fast profile trains small ones, each\n"
+        "# notebook in about a minute on a CPU, with smaller numbers. For it, delete the \"# \" in front of the\n"
+        "# next line, then Runtime > Restart session and run all.\n"
+        "# os.environ[\"COURSE_PROFILE\"] = \"fast\"\n"
         "if importlib.util.find_spec(\"course_lib\") is None:\n"
         f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
         "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
         "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")\n"
         "# TensorFlow loads in the first cell that needs it, which may be a later one. It may then print a few lines\n"
         "# (some twice) about oneDNN, CPU instructions or missing CUDA drivers and a failed cuInit (on a machine without\n"
-        "# a GPU). They are harmless start-up notices, not errors."
+        "# a GPU). They are harmless start-up notices, not errors.\n"
+        "# A lecture's training cells end with `assert`s on what the run learned. If one fails in your run, that is\n"
+        "# the course's check, not your mistake: run the notebook again, and tell the course staff if it fails twice."
     )
 
 

@@ -1,9 +1,11 @@
 """Hindi–English translation with a bidirectional GRU encoder and attention.
 
-The lecture's model (Bahdanau et al.): a bidirectional GRU encoder whose two
-final states are bridged into `s_0`, an attentional GRU decoder whose output
-layer reads `[s_t; c_t; e(y_{t-1})]`, padding masked throughout. Word-level
-vocabularies; English is lower-cased, punctuation split on both sides.
+The lecture's attention model with three changes from Bahdanau et al.: a
+bidirectional GRU encoder, a bridge `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b)`
+in place of the lecture's `s_0 = h_T`, and an output layer that reads
+`[s_t; c_t; e(y_{t-1})]` (the deep output) instead of `s_t` alone. Padding is
+masked throughout. Word-level vocabularies; English is lower-cased,
+punctuation split on both sides.
 
 Data: the generated corpus of `course_lib.data.hindi_english` by default, or
 Tatoeba/Anki files (`English<TAB>Hindi<TAB>attribution`). Both directions,
