@@ -72,3 +72,33 @@ def test_option_2_card_says_the_decoder_starts_from_zero():
     """The lecture's option 2 keeps s_0 = h_T; the course's starts from a zero state, and its card says so."""
     recipe = build_recipe("textual_entailment")
     assert recipe.card.decoder.startswith("s_0 = 0,"), recipe.card.decoder
+
+
+def test_every_recipe_weight_has_a_card_symbol():
+    """Each Keras weight maps to a symbol the card lists (its terms or its parameter line)."""
+    import re
+
+    for name in RECIPES:
+        recipe = build_recipe(name)
+        listed = set(re.findall(r"\b[A-Za-z]+(?:_[a-z0-9]+)?\b", recipe.card.parameters))
+        listed |= {part.strip() for symbol, _, _ in recipe.card.terms for part in symbol.split(",")}
+        for weight in recipe.model.weights:
+            words = recipe_cards.weight_symbol(weight.path).replace(",", " ").split()
+            symbol = words[2] if words[0] in ("bias", "biases") else words[0]  # "bias of W_conv" -> W_conv
+            assert symbol in listed, (name, weight.path, symbol, listed)
+
+
+def test_weight_symbols_of_the_video_classifier():
+    expected = {
+        "conv2d/kernel": "W_conv", "conv2d/bias": "bias of W_conv",
+        "frame_rnn/gru_cell/kernel": "U_enc (input -> state)",
+        "frame_rnn/gru_cell/recurrent_kernel": "W_enc (state -> state)",
+        "frame_rnn/gru_cell/bias": "biases of U_enc, W_enc", "V/kernel": "V", "V/bias": "b",
+        "dialog/decoder/gru/gru_cell/kernel": "U_dec (input -> state)", "question_rnn/embedding/embeddings": "E_q (embedding)",
+        "machine_translation_attention/decoder/attention/v_att": "v_att", "W_proj/bias": "b_proj",
+    }
+    for path, symbol in expected.items():
+        assert recipe_cards.weight_symbol(path) == symbol, path
+    for path in ("dense/kernel", "gru/gru_cell/kernel", "V/gamma"):
+        with pytest.raises(ValueError, match="path="):
+            recipe_cards.weight_symbol(path)

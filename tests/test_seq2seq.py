@@ -508,3 +508,17 @@ def test_greedy_and_beam_alignments_are_float32_under_a_mixed_policy(policy):
         result = model.generate(_tokens(2, 3), max_length=4, beam_width=beam_width)
         assert result["alignments"].dtype == np.float32, (beam_width, result["alignments"].dtype)
         assert result["scores"].dtype == np.float32
+
+
+@pytest.mark.parametrize("option", [1, 2])
+def test_plain_decoder_logits_from_state_equal_a_call_with_any_encoder_outputs(option):
+    """An option-1 captioner has s_0 and nothing else: the logits need no encoder outputs."""
+    inputs = _decoder_inputs()
+    decoder = PlainGRUDecoder(10, 6, 8, option=option)
+    expected, _ = decoder(inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"])
+    logits = decoder.logits_from_state(inputs["target_inputs"], inputs["initial_state"])
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(expected), atol=1e-6)
+    other = decoder.logits_from_state(inputs["target_inputs"], inputs["initial_state"] * 0 + 0.5)
+    assert not np.allclose(np.asarray(logits), np.asarray(other))  # the state is what conditions it
+    with pytest.raises(ValueError, match="initial_state.shape"):
+        decoder.logits_from_state(inputs["target_inputs"], inputs["encoder_outputs"])

@@ -124,6 +124,31 @@ class PlainGRUDecoder(keras.layers.Layer):
         )
         return logits, alignments
 
+    def logits_from_state(self, target_inputs, initial_state, training=None):
+        """Teacher-forced logits from the encoding alone, with no encoder outputs.
+
+        The plain decoder reads the encoder's outputs only for their length
+        (the all-zero alignments), so a model whose encoder gives one vector
+        (captioning's `s_0 = W_proj fc7(I)`) can call this instead of `call`.
+
+        Args:
+            target_inputs: `(batch, tgt_len)` token ids starting with `<GO>`.
+            initial_state: the encoding, `(batch, units)` for option 1 (it is
+                `s_0`) or `(batch, encoding_dim)` for option 2.
+            training: Python boolean.
+
+        Returns:
+            The logits, `(batch, tgt_len, vocab_size)`.
+        """
+        if len(getattr(initial_state, "shape", ())) != 2:
+            raise ValueError(
+                "`initial_state` must have shape (batch, size). Received: "
+                f"initial_state.shape={getattr(initial_state, 'shape', None)}"
+            )
+        one_location = ops.expand_dims(initial_state, 1)  # (batch, 1, size): stands in for the encoder's outputs
+        logits, _ = self(target_inputs, one_location, initial_state, training=training)
+        return logits
+
     def compute_output_shape(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape,
                              source_mask_shape=None):
         batch, steps = target_inputs_shape[:2]

@@ -80,3 +80,46 @@ class RecipeCard:
             lines.append(f"    {symbol:17s} {count:>8,d}  {meaning}")
         lines.append(f"    {'total':17s} {self.formula_count:>8,d}")
         return "\n".join(lines)
+
+
+# -- Keras weight names -> the card's symbols ---------------------------------------
+
+_GRU_PARTS = {"kernel": "U_{0} (input -> state)", "recurrent_kernel": "W_{0} (state -> state)",
+              "bias": "biases of U_{0}, W_{0}"}
+
+
+def weight_symbol(path):
+    """The card's symbol for one weight of a recipe model, from its Keras path.
+
+    Reads the layer names that `course_lib.models.recipes` gives its models
+    (`cnn`, `W_proj`, `frame_rnn`, `question_rnn`, `V`, an `encoder` and a
+    `decoder`). Keras stores a matrix as (inputs, outputs), the transpose of
+    the lecture's; a GRU keeps its three blocks (update gate, reset gate,
+    candidate) side by side in one `kernel`.
+
+    Args:
+        path: a weight's `path`, such as `"frame_rnn/gru_cell/recurrent_kernel"`.
+
+    Returns:
+        A short string: the symbol first (`"W_enc (state -> state)"`, `"V"`,
+        `"bias of W_conv"`, ...).
+    """
+    parts = str(path).split("/")
+    layer, last = parts[:-1], parts[-1]
+    if last in ("U_att", "W_att", "v_att"):
+        return last
+    if any("conv" in name for name in layer):  # block1_conv1, conv2d_3: the CNN's filters
+        return "W_conv" if last == "kernel" else "bias of W_conv"
+    if layer[-2:] == ["cnn", "fc"]:
+        return "W_fc (the fc7 analogue)" if last == "kernel" else "bias of W_fc"
+    if layer == ["W_proj"]:
+        return "W_proj (fc -> s_0)" if last == "kernel" else "b_proj"
+    sides = {"question_rnn": "q", "encoder": "enc", "frame_rnn": "enc", "decoder": "dec"}
+    side = next((sides[name] for name in layer if name in sides), None)
+    if side and layer[-1] == "gru_cell" and last in _GRU_PARTS:
+        return _GRU_PARTS[last].format(side)
+    if side and layer[-1] == "embedding":
+        return f"E_{side} (embedding)"
+    if layer and layer[-1] in ("V", "output") and last in ("kernel", "bias"):
+        return "V" if last == "kernel" else "b"
+    raise ValueError(f"No card symbol for this weight. Received: path={path!r}")
