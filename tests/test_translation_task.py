@@ -149,6 +149,25 @@ def test_evaluation_uses_every_translation_as_reference(trained, parts):
     assert sum(counts.values()) == len(task.references_by_source(parts["test"][:60], "en-hi")[0])
 
 
+def test_agreement_share_pools_the_counts_of_a_set_of_words():
+    from collections import Counter
+
+    report = {
+        "रहा": {"agree": 0, "count": 6, "attended_instead": Counter({"i": 6})},
+        "हूँ": {"agree": 1, "count": 2, "attended_instead": Counter({"i": 1})},
+        "घर": {"agree": 9, "count": 10, "attended_instead": Counter({"going": 1})},
+    }
+    # pooled over occurrences (1 of 8), not the mean of the words' own shares (1/4)
+    assert task.agreement_share(report, {"रहा", "हूँ"}) == pytest.approx(1 / 8)
+    assert task.agreement_share(report, ["घर", "बाज़ार"]) == pytest.approx(0.9)  # बाज़ार: not in the report
+    assert task.agreement_share(report, set(report)) == pytest.approx(10 / 18)
+    assert task.agreement_share(report, {"बाज़ार"}) == 0.0
+    with pytest.raises(ValueError, match="one string"):
+        task.agreement_share(report, "घर")
+    with pytest.raises(ValueError, match="report"):
+        task.agreement_share([("घर", 1)], {"घर"})
+
+
 def test_perfect_hypotheses_score_100(parts):
     from course_lib.metrics.bleu import corpus_bleu
 

@@ -69,6 +69,21 @@ def test_accuracy_by_length():
     assert table == {"1-6": (0.5, 2), "10-12": (1.0, 1)}
 
 
+def test_error_positions():
+    predictions = ["कमला", "कविता", "कवि", "हिदी", "घर"]
+    references = [["कमल", "कमला"], ["कविता"], ["कविता"], "हिंदी", ["घरा"]]
+    # wrong: कवि (first 3 of 5 letters right, too short), हिदी (2 of 5 right: first half,
+    # too short), घर (2 of 3 right, too short); कमला and कविता are accepted spellings
+    assert task.error_positions(predictions, references) == {"wrong": 3, "second_half": 2, "too_short": 3}
+    assert task.error_positions(["कवित"], [["कविता"]]) == {"wrong": 1, "second_half": 1, "too_short": 1}
+    assert task.error_positions(["अविता"], [["कविता"]]) == {"wrong": 1, "second_half": 0, "too_short": 0}
+    assert task.error_positions(["कविता"], [["कविता"]]) == {"wrong": 0, "second_half": 0, "too_short": 0}
+    with pytest.raises(ValueError, match="one string per word"):
+        task.error_positions("कवि", ["कविता"] * 3)
+    with pytest.raises(ValueError, match="references"):
+        task.error_positions(["कवि", "घर"], [["कविता"]])
+
+
 def test_token_noise_only_touches_real_tokens():
     rng = np.random.default_rng(0)
     ids = np.array([[1, 5, 6, 7, 0, 0]] * 200, "int32")

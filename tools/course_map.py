@@ -61,7 +61,7 @@ ENTRIES = [
           "Bahdanau attention in a Seq2Seq model; plain vs attentional decoder; learned alignments as heat maps",
           fast_cpu="41 s", full_cpu="2.7 min", colab_gpu=True),
     Entry("lecture", "notebooks/05_translation.ipynb", "Translation with attention",
-          "Hindi <-> English translation; BLEU; heat map of 'I am going home'; beam search; "
+          "Hindi <-> English translation; BLEU; heat map of 'I am going home'; "
           "learned vs oracle-supervised attention",
           fast_cpu="42 s", full_cpu="2.2 min", colab_gpu=True),
     Entry("lecture", "notebooks/06_transliteration.ipynb", "Transliteration",

@@ -30,7 +30,7 @@ The package, one job per module (each imports only from those above it):
   strings out; saved as the folder above);
 - `training`: `train`, which also resumes;
 - `evaluation`: BLEU, chrF, exact match, alignment agreement (overall, by
-  word), BLEU by source length, heat maps;
+  word, share over a set of words), BLEU by source length, heat maps;
 - `cli`: the `train translation`, `evaluate translation`, `translate` and
   `split-translation` commands.
 
@@ -44,7 +44,7 @@ from course_lib.tasks.translation.data import (
     build_vocabularies, encode_pairs, oracle_alignments, references_by_source, source_target_texts,
 )
 from course_lib.tasks.translation.evaluation import (
-    agreement_by_word, alignment_agreement, bleu_by_length, evaluate, heatmap, sources_by_length,
+    agreement_by_word, agreement_share, alignment_agreement, bleu_by_length, evaluate, heatmap, sources_by_length,
 )
 from course_lib.tasks.translation.training import train
 from course_lib.tasks.translation.translator import (
@@ -53,7 +53,7 @@ from course_lib.tasks.translation.translator import (
 
 __all__ = [
     "LANGUAGE_SETTINGS", "MODEL_FILE", "SOURCE_VOCAB", "STATE_FILE", "TARGET_VOCAB", "TRAIN_DATA_FILE",
-    "TranslationConfig", "Translator", "agreement_by_word", "alignment_agreement", "bleu_by_length",
+    "TranslationConfig", "Translator", "agreement_by_word", "agreement_share", "alignment_agreement", "bleu_by_length",
     "build_model", "build_vocabularies", "encode_pairs", "evaluate", "has_checkpoint", "heatmap", "languages",
     "oracle_alignments", "references_by_source", "register_cli", "source_target_texts", "sources_by_length",
     "train",

@@ -77,6 +77,27 @@ def agreement_by_word(translator, pairs):
     return dict(report)
 
 
+def agreement_share(report, words):
+    """Share of the occurrences of `words` whose attention arg-max agreed with the gold alignment.
+
+    Args:
+        report: an `agreement_by_word` report, `{target word: {"agree": hits, "count": n, ...}}`.
+        words: a collection of target words (a set, list...); words that are not
+            in the report are skipped.
+
+    Returns:
+        The summed hits over the summed counts of those words, a float in
+        [0, 1]; 0.0 when none of the words occurs in the report.
+    """
+    if not isinstance(report, dict):
+        raise ValueError(f"`report` must be a dict from `agreement_by_word`. Received: report={report!r}")
+    if isinstance(words, (str, bytes)):
+        raise ValueError(f"`words` must be a collection of words, not one string. Received: words={words!r}")
+    present = [word for word in set(words) if word in report]
+    count = sum(report[word]["count"] for word in present)
+    return sum(report[word]["agree"] for word in present) / count if count else 0.0
+
+
 def _sources_with_lengths(translator, pairs):
     """The distinct sources of `pairs`, their references, and each source's length in tokens."""
     sources, references = references_by_source(pairs, translator.direction)

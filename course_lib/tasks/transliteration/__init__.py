@@ -22,7 +22,7 @@ The package, one job per module (each imports only from those above it):
 - `runs`: build, train or resume, save and load a run folder, ensembles;
 - `reranking`: a channel or right-to-left model that re-scores the beam;
 - `decoding`: `transliterate_words`, `evaluate`, heat-map examples;
-- `errors`: kinds of spelling mistake, accuracy by word length;
+- `errors`: kinds of spelling mistake, where in the word, accuracy by word length;
 - `cli`: the `train transliteration`, `evaluate transliteration` and
   `transliterate` commands.
 
@@ -38,7 +38,7 @@ from course_lib.tasks.transliteration.data import (
 )
 from course_lib.tasks.transliteration.decoding import evaluate, heatmap_examples, transliterate_words
 from course_lib.tasks.transliteration.errors import (
-    ERROR_KINDS, accuracy_by_length, error_kinds, error_summary, wrong_words,
+    ERROR_KINDS, accuracy_by_length, error_kinds, error_positions, error_summary, wrong_words,
 )
 from course_lib.tasks.transliteration.reranking import (
     RERANKER_KINDS, Reranker, equal_votes_weight, load_reranker, rerank, reranker_log_probs,
@@ -51,9 +51,9 @@ from course_lib.tasks.transliteration.runs import (
 __all__ = [
     "DIRECTIONS", "ERROR_KINDS", "MODEL_FILE", "RERANKER_KINDS", "SOURCE_VOCAB_FILE", "STATE_FILE",
     "TARGET_VOCAB_FILE", "accuracy_by_length", "build_model", "build_vocabularies", "check_direction",
-    "config_from_state", "encode_pairs", "equal_votes_weight", "error_kinds", "error_summary", "evaluate",
-    "generated_splits", "heatmap_examples", "kind_name", "load_alike", "load_ensemble", "load_pairs",
+    "config_from_state", "encode_pairs", "equal_votes_weight", "error_kinds", "error_positions", "error_summary",
+    "evaluate", "generated_splits", "heatmap_examples", "kind_name", "load_alike", "load_ensemble", "load_pairs",
     "load_reranker", "load_run", "model_seed_of", "noise_transform", "normalize_references", "read_state",
-    "register_cli", "rerank", "Reranker", "reranker_log_probs", "save_run", "saved_kind", "sides",
-    "test_items", "token_noise", "train", "transliterate_words", "TransliterationConfig", "wrong_words",
+    "register_cli", "rerank", "Reranker", "reranker_log_probs", "save_run", "saved_kind", "sides", "test_items",
+    "token_noise", "train", "transliterate_words", "TransliterationConfig", "wrong_words",
 ]

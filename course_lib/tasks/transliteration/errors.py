@@ -1,6 +1,7 @@
-"""What goes wrong: kinds of spelling mistake (vowel length, virama, nasal, word end) and accuracy by length."""
+"""What goes wrong: kinds of spelling mistake (vowel length, virama, nasal, word end), where in the word, accuracy by length."""
 
 import difflib
+import os
 import re
 
 import numpy as np
@@ -70,6 +71,34 @@ def wrong_words(predictions, references):
     accepted_lists = as_reference_lists(references, len(predictions))
     return [(prediction, accepted[0]) for prediction, accepted in zip(predictions, accepted_lists)
             if prediction not in accepted]
+
+
+def error_positions(predictions, references):
+    """Where in the word a model's wrong words first go wrong, and how many come out too short.
+
+    A wrong word "first goes wrong in the second half" when its prediction
+    agrees with the reference (its first accepted spelling, as in
+    `wrong_words`) on at least the first half of the reference's letters.
+
+    Args:
+        predictions: one predicted string per word.
+        references: the accepted spellings of each word (a list of strings
+            per word, or one string per word).
+
+    Returns:
+        `{"wrong": n, "second_half": how many of the n first go wrong in the
+        second half, "too_short": how many of the n are shorter than their
+        reference}`.
+    """
+    if isinstance(predictions, (str, bytes)):
+        raise ValueError(f"`predictions` must hold one string per word, not be one string. "
+                         f"Received: predictions={predictions!r}")
+    wrong = wrong_words(predictions, references)
+    return {
+        "wrong": len(wrong),
+        "second_half": sum(len(os.path.commonprefix([p, r])) >= len(r) / 2 for p, r in wrong),
+        "too_short": sum(len(p) < len(r) for p, r in wrong),
+    }
 
 
 def error_summary(predictions, references):
