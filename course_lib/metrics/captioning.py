@@ -181,3 +181,58 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
         "shape_rate": rate(tallies["shape"]),
         "chance": float(np.mean(chances)) if chances else 0.0,
     }
+
+
+def _caption_id_pairs(target_in, target_out, name):
+    """`(target_in, target_out)` as integer arrays of one shape (teacher-forcing pairs)."""
+    target_in, target_out = np.asarray(target_in), np.asarray(target_out)
+    if target_in.shape != target_out.shape or target_in.ndim != 2:
+        raise ValueError(
+            f"`{name}` needs (captions, steps) input and output ids of one shape. "
+            f"Received: shapes {target_in.shape} and {target_out.shape}"
+        )
+    for ids in (target_in, target_out):
+        if ids.size and ids.dtype.kind not in "iu":
+            raise ValueError(f"`{name}` must hold integer token ids. Received: dtype={ids.dtype}")
+    return target_in.astype("int64"), target_out.astype("int64")
+
+
+def bigram_next_word_accuracy(train_pairs, eval_pairs, vocab_size, pad_id=0):
+    """Next-word accuracy of an image-blind bigram guesser, scored like teacher-forced word accuracy.
+
+    The guesser never sees the image: after each word it writes the word
+    that came right after it most often in the training captions (ties go to
+    the lowest id; a word never followed by anything in training gets
+    `pad_id`, which is never right). Like a captioner's `val_token_accuracy`,
+    it is given the true previous word at every step and scored on every real
+    target (words and `<stop>`), never on padding. Whatever a captioner scores
+    above it, it owes to the image.
+
+    Args:
+        train_pairs: `(target_in, target_out)` int arrays `(captions, steps)`
+            of the training captions (`course_lib.data.captions.caption_arrays`).
+        eval_pairs: the same for the captions to score (e.g. validation).
+        vocab_size: number of ids; every id must be below it.
+        pad_id: the padding id (targets equal to it are not counted).
+
+    Returns:
+        The share of real evaluation targets the guesser gets right, a float in 0..1.
+    """
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or not 0 <= pad_id < vocab_size:
+        raise ValueError(
+            f"Need an integer vocab_size above pad_id >= 0. Received: vocab_size={vocab_size!r}, pad_id={pad_id!r}"
+        )
+    train_in, train_out = _caption_id_pairs(*train_pairs, "train_pairs")
+    eval_in, eval_out = _caption_id_pairs(*eval_pairs, "eval_pairs")
+    for ids in (train_in, train_out, eval_in, eval_out):
+        if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
+            raise ValueError(f"Token ids must lie in 0..{vocab_size - 1}. Received: min={ids.min()}, max={ids.max()}")
+    real = eval_out != pad_id
+    if not real.any():
+        raise ValueError(f"`eval_pairs` holds no real target (all padding). Received: eval_out.shape={eval_out.shape}")
+    follows = np.zeros((vocab_size, vocab_size), "int64")  # follows[a, b]: how often b came right after a
+    seen = train_out != pad_id
+    np.add.at(follows, (train_in[seen], train_out[seen]), 1)
+    guess = follows.argmax(axis=1)
+    guess[follows.max(axis=1) == 0] = pad_id
+    return float(np.mean(guess[eval_in[real]] == eval_out[real]))

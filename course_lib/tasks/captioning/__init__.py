@@ -18,7 +18,10 @@ The package, one job per module (each imports only from those above it):
 - `model`: `build_captioner`, `CaptioningRun`, `generate_captions`;
 - `training`: `train_captioning`;
 - `evaluation`: BLEU-1..4 against cleaned references (`score_captions`),
-  `evaluate_run` (with exact match and attention on object on shapes);
+  `evaluate_run` (with exact match and attention on object on shapes),
+  `image_blind_accuracy` (the word accuracy an image-blind guesser gets);
+- `showcase`: `pick_showcase_image`, the test image whose attention the
+  notebook draws;
 - `runs`: `save_run` and `load_run` of a run folder (`model.keras`,
   `vocabulary.json`, `run.json`), the test part a saved run is evaluated on;
 - `cli`: the `train captioning`, `evaluate captioning` and `caption` commands.
@@ -33,16 +36,17 @@ from course_lib.tasks.captioning.data import (
     backbone_features, load_flickr_parts, load_shapes_parts, model_inputs, references_of, resolve_encoder,
 )
 from course_lib.tasks.captioning.evaluation import (
-    UNK_FOR_BLEU, bleu_hypothesis, bleu_reference, evaluate_run, score_captions,
+    UNK_FOR_BLEU, bleu_hypothesis, bleu_reference, evaluate_run, image_blind_accuracy, score_captions,
 )
 from course_lib.tasks.captioning.model import CaptioningRun, build_captioner, generate_captions
 from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run, save_run
+from course_lib.tasks.captioning.showcase import pick_showcase_image
 from course_lib.tasks.captioning.training import train_captioning
 
 __all__ = [
     "DECODER_CHOICES", "ENCODER_CHOICES", "RUN_FILE", "SETTINGS", "UNK_FOR_BLEU", "CaptioningRun",
     "backbone_features", "bleu_hypothesis", "bleu_reference", "build_captioner", "caption_files", "evaluate_run",
-    "evaluation_data", "generate_captions", "load_flickr_parts", "load_run", "load_shapes_parts", "model_inputs",
-    "references_of", "register_cli", "resolve_encoder", "save_run", "score_captions", "settings_for",
-    "train_captioning",
+    "evaluation_data", "generate_captions", "image_blind_accuracy", "load_flickr_parts", "load_run",
+    "load_shapes_parts", "model_inputs", "pick_showcase_image", "references_of", "register_cli", "resolve_encoder",
+    "save_run", "score_captions", "settings_for", "train_captioning",
 ]

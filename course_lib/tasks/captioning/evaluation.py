@@ -1,6 +1,7 @@
-"""BLEU-1..4 of generated captions against cleaned references; distinct captions; exact match, attention on object."""
+"""BLEU-1..4 of generated captions against cleaned references; distinct captions; exact match, attention on object;
+the next-word accuracy of an image-blind baseline."""
 
-from course_lib.data.captions import tokenize_caption
+from course_lib.data.captions import caption_arrays, tokenize_caption
 from course_lib.tasks.captioning.data import references_of
 from course_lib.tasks.captioning.model import generate_captions
 from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK
@@ -74,3 +75,30 @@ def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
             metrics["attention_on_object_shape"] = on_object["shape_rate"]
             metrics["attention_on_object_chance"] = on_object["chance"]
     return metrics, captions, alignments
+
+
+def image_blind_accuracy(vocabulary, train_captions, eval_captions, max_length=None):
+    """Teacher-forced next-word accuracy of a guesser that never sees the image.
+
+    After each word it writes the word that most often came next in
+    `train_captions` (`metrics.captioning.bigram_next_word_accuracy`),
+    scored on `eval_captions` the way a captioner's `val_token_accuracy` is:
+    every real word and the `<stop>`, never the padding. The part of a
+    captioner's word accuracy below this line needs no image, only the
+    grammar of the captions.
+
+    Args:
+        vocabulary: the run's caption `Vocabulary`.
+        train_captions: the training captions (strings).
+        eval_captions: the captions to score (strings), e.g. validation.
+        max_length: the run's caption length (`settings["max_length"]`);
+            longer captions are cut as in training.
+
+    Returns:
+        The baseline's word accuracy on `eval_captions`, a float in 0..1.
+    """
+    from course_lib.metrics.captioning import bigram_next_word_accuracy
+
+    train_pairs = caption_arrays(vocabulary, train_captions, max_length=max_length)
+    eval_pairs = caption_arrays(vocabulary, eval_captions, max_length=max_length)
+    return bigram_next_word_accuracy(train_pairs, eval_pairs, len(vocabulary))
