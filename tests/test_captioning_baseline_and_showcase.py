@@ -42,6 +42,30 @@ def test_bigram_baseline_refuses_bad_input(train, evaluation, vocab_size, match)
         bigram_next_word_accuracy(train, evaluation, vocab_size)
 
 
+@pytest.mark.parametrize("pad_id", [0.5, True, np.bool_(False), -1, 10, "0"])
+def test_bigram_baseline_refuses_a_padding_id_that_is_not_an_id(pad_id):
+    # pad_id=0.5 scored the padding as real targets (0.750 instead of 0.667), and True was read as 1.
+    with pytest.raises(ValueError, match="pad_id"):
+        bigram_next_word_accuracy(TRAIN, (np.array([[1, 4, 6, 0]]), np.array([[4, 6, 2, 0]])), 10, pad_id=pad_id)
+
+
+def test_bigram_baseline_agrees_with_counting_every_pair():
+    # Random captions with many ties, against a plain count of every (previous, next) pair.
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        train_in, train_out = rng.integers(0, 6, size=(2, 30, 5))
+        eval_in, eval_out = rng.integers(0, 7, size=(2, 10, 5))
+        eval_out[0, 0] = 3  # at least one real target
+        counts = np.zeros((7, 7), int)
+        for previous, following in zip(train_in.ravel(), train_out.ravel()):
+            if following != 0:
+                counts[previous, following] += 1
+        guess = np.where(counts.max(axis=1) > 0, counts.argmax(axis=1), 0)  # argmax: the lowest id of a tie
+        real = eval_out != 0
+        expected = np.mean(guess[eval_in[real]] == eval_out[real])
+        assert bigram_next_word_accuracy((train_in, train_out), (eval_in, eval_out), 7) == pytest.approx(expected)
+
+
 def test_image_blind_accuracy_scores_captions_through_the_vocabulary():
     train = ["a red circle", "a red square", "a blue circle"]
     vocabulary = caption_vocabulary(train + ["a blue square"])

@@ -99,6 +99,10 @@ def test_weight_symbols_of_the_video_classifier():
     }
     for path, symbol in expected.items():
         assert recipe_cards.weight_symbol(path) == symbol, path
-    for path in ("dense/kernel", "gru/gru_cell/kernel", "V/gamma"):
+    # a part with no symbol is refused, never given a neighbour's: a norm's gamma or running mean inside the CNN
+    # or beside W_proj, an embedding's other weights, a layer whose name merely contains "conv"
+    for path in ("dense/kernel", "gru/gru_cell/kernel", "V/gamma", "cnn/block1_conv1_bn/gamma", "conv2d/moving_mean",
+                 "W_proj/gamma", "cnn/fc/moving_variance", "decoder/embedding/whatever",
+                 "conversation/decoder/gru/dense/kernel", "conversation/kernel"):
         with pytest.raises(ValueError, match="path="):
             recipe_cards.weight_symbol(path)

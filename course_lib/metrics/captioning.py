@@ -218,9 +218,10 @@ def bigram_next_word_accuracy(train_pairs, eval_pairs, vocab_size, pad_id=0):
     Returns:
         The share of real evaluation targets the guesser gets right, a float in 0..1.
     """
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, numbers.Integral) or not 0 <= pad_id < vocab_size:
+    whole = [isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) for value in (vocab_size, pad_id)]
+    if not all(whole) or not 0 <= pad_id < vocab_size:
         raise ValueError(
-            f"Need an integer vocab_size above pad_id >= 0. Received: vocab_size={vocab_size!r}, pad_id={pad_id!r}"
+            f"Need whole numbers 0 <= pad_id < vocab_size. Received: vocab_size={vocab_size!r}, pad_id={pad_id!r}"
         )
     train_in, train_out = _caption_id_pairs(*train_pairs, "train_pairs")
     eval_in, eval_out = _caption_id_pairs(*eval_pairs, "eval_pairs")
@@ -230,9 +231,15 @@ def bigram_next_word_accuracy(train_pairs, eval_pairs, vocab_size, pad_id=0):
     real = eval_out != pad_id
     if not real.any():
         raise ValueError(f"`eval_pairs` holds no real target (all padding). Received: eval_out.shape={eval_out.shape}")
-    follows = np.zeros((vocab_size, vocab_size), "int64")  # follows[a, b]: how often b came right after a
     seen = train_out != pad_id
-    np.add.at(follows, (train_in[seen], train_out[seen]), 1)
-    guess = follows.argmax(axis=1)
-    guess[follows.max(axis=1) == 0] = pad_id
+    # each (previous, next) pair seen in training, with how often: sparse, so a 20,000-word vocabulary costs
+    # memory for the pairs that occur, not for 20,000 x 20,000 counts
+    pairs, counts = np.unique(np.stack([train_in[seen], train_out[seen]], axis=1), axis=0, return_counts=True)
+    guess = np.full(vocab_size, pad_id, "int64")  # a word never followed by anything gets pad_id, never right
+    # per previous word, the most frequent next word; ties go to the lowest id (sorted by word, count down, next up)
+    order = np.lexsort((pairs[:, 1], -counts, pairs[:, 0]))
+    pairs = pairs[order]
+    first = np.ones(len(pairs), bool)
+    first[1:] = pairs[1:, 0] != pairs[:-1, 0]
+    guess[pairs[first, 0]] = pairs[first, 1]
     return float(np.mean(guess[eval_in[real]] == eval_out[real]))

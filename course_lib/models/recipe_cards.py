@@ -4,6 +4,7 @@ A card also carries the parameter count *written as a formula of the sizes*,
 term by term, so it can be checked against what Keras actually built.
 """
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -106,20 +107,21 @@ def weight_symbol(path):
     """
     parts = str(path).split("/")
     layer, last = parts[:-1], parts[-1]
+    matrix_or_bias = last in ("kernel", "bias")  # anything else (a norm's gamma, a running mean) has no symbol
     if last in ("U_att", "W_att", "v_att"):
         return last
-    if any("conv" in name for name in layer):  # block1_conv1, conv2d_3: the CNN's filters
+    if matrix_or_bias and layer and re.fullmatch(r"conv2d(_\d+)?|block\d+_conv\d+", layer[-1]):  # the CNN's filters
         return "W_conv" if last == "kernel" else "bias of W_conv"
-    if layer[-2:] == ["cnn", "fc"]:
+    if matrix_or_bias and layer[-2:] == ["cnn", "fc"]:
         return "W_fc (the fc7 analogue)" if last == "kernel" else "bias of W_fc"
-    if layer == ["W_proj"]:
+    if matrix_or_bias and layer == ["W_proj"]:
         return "W_proj (fc -> s_0)" if last == "kernel" else "b_proj"
     sides = {"question_rnn": "q", "encoder": "enc", "frame_rnn": "enc", "decoder": "dec"}
     side = next((sides[name] for name in layer if name in sides), None)
     if side and layer[-1] == "gru_cell" and last in _GRU_PARTS:
         return _GRU_PARTS[last].format(side)
-    if side and layer[-1] == "embedding":
+    if side and layer[-1] == "embedding" and last == "embeddings":
         return f"E_{side} (embedding)"
-    if layer and layer[-1] in ("V", "output") and last in ("kernel", "bias"):
+    if matrix_or_bias and layer and layer[-1] in ("V", "output"):
         return "V" if last == "kernel" else "b"
     raise ValueError(f"No card symbol for this weight. Received: path={path!r}")
