@@ -472,6 +472,26 @@ def test_a2_go_id_must_be_used_by_check_and_hidden_test():
     assert A2.ASSIGNMENT.tests[0].name == name
 
 
+def _loop_in_a_notebook(step_lines, **names):
+    """A student's `teacher_forced_decode`, defined as a notebook cell defines it: its globals are `ops` and
+    `names` only (the check looks there for the student's `attention_decoder_step`). `step_lines` run at
+    every step, from `state = initial_state`, and must set `logits` and `weights`."""
+    from keras import ops
+
+    source = (
+        "def teacher_forced_decode(decoder, target_inputs, memory, initial_state):\n"
+        "    state, all_logits, all_weights = initial_state, [], []\n"
+        "    for step in range(target_inputs.shape[1]):\n"
+        + "".join(f"        {line}\n" for line in step_lines)
+        + "        all_logits.append(logits)\n"
+        "        all_weights.append(weights)\n"
+        "    return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)\n"
+    )
+    namespace = {"ops": ops, **names}
+    exec(source, namespace)
+    return namespace["teacher_forced_decode"]
+
+
 def test_a2_loop_check_blames_the_step_when_the_step_is_wrong():
     """A right loop over a wrong step: the message sends the student back to part 2."""
     from keras import ops
@@ -482,19 +502,13 @@ def test_a2_loop_check_blames_the_step_when_the_step_is_wrong():
         new_state, _ = decoder.cell(ops.concatenate([context, embedded], axis=-1), state)
         return decoder.output_layer(new_state), new_state, weights
 
-    namespace = {"attention_decoder_step": attention_decoder_step, "ops": ops}
-    exec(  # the student's loop, defined where it finds the student's step, as in a notebook
-        "def teacher_forced_decode(decoder, target_inputs, memory, initial_state):\n"
-        "    state, all_logits, all_weights = initial_state, [], []\n"
-        "    for step in range(target_inputs.shape[1]):\n"
-        "        logits, state, weights = attention_decoder_step(decoder, target_inputs[:, step], state, memory)\n"
-        "        all_logits.append(logits)\n"
-        "        all_weights.append(weights)\n"
-        "    return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)\n",
-        namespace,
+    # the student's loop, defined where it finds the student's step
+    teacher_forced_decode = _loop_in_a_notebook(
+        ["logits, state, weights = attention_decoder_step(decoder, target_inputs[:, step], state, memory)"],
+        attention_decoder_step=attention_decoder_step,
     )
     with pytest.raises(checks.CheckFailed, match="because your attention_decoder_step does: fix part 2 first"):
-        checks.check_teacher_forced_decode(namespace["teacher_forced_decode"])
+        checks.check_teacher_forced_decode(teacher_forced_decode)
 
 
 def test_a2_loop_check_blames_the_loop_when_the_step_is_right():
@@ -514,24 +528,15 @@ def test_a2_loop_check_blames_the_loop_when_the_step_is_right():
 
 def test_a2_loop_check_blames_the_loop_when_the_notebook_has_no_step_function():
     """A loop written without `attention_decoder_step` (nothing to blame in part 2) that never carries the state."""
-    from keras import ops
-
-    namespace = {"ops": ops}
-    exec(
-        "def teacher_forced_decode(decoder, target_inputs, memory, initial_state):\n"
-        "    all_logits, all_weights = [], []\n"
-        "    for step in range(target_inputs.shape[1]):\n"
-        "        embedded = decoder.embedding(target_inputs[:, step])\n"
-        "        context, weights = decoder.attention(initial_state, memory['values'], mask=memory['mask'],\n"
-        "                                             projected_keys=memory['keys'])\n"
-        "        state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), initial_state)\n"
-        "        all_logits.append(decoder.output_layer(state))\n"
-        "        all_weights.append(weights)\n"
-        "    return ops.stack(all_logits, axis=1), ops.stack(all_weights, axis=1)\n",
-        namespace,
-    )
+    teacher_forced_decode = _loop_in_a_notebook([
+        "embedded = decoder.embedding(target_inputs[:, step])",
+        "context, weights = decoder.attention(initial_state, memory['values'], mask=memory['mask'], "
+        "projected_keys=memory['keys'])",
+        "state, _ = decoder.cell(ops.concatenate([embedded, context], axis=-1), initial_state)",
+        "logits = decoder.output_layer(state)",
+    ])
     with pytest.raises(checks.CheckFailed, match="carry the state from one step to the next"):
-        checks.check_teacher_forced_decode(namespace["teacher_forced_decode"])
+        checks.check_teacher_forced_decode(teacher_forced_decode)
 
 
 def test_a2_loop_check_compares_the_alignments_not_only_their_shape():

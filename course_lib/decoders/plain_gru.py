@@ -140,11 +140,8 @@ class PlainGRUDecoder(keras.layers.Layer):
         Returns:
             The logits, `(batch, tgt_len, vocab_size)`.
         """
-        if len(getattr(initial_state, "shape", ())) != 2:
-            raise ValueError(
-                "`initial_state` must have shape (batch, size). Received: "
-                f"initial_state.shape={getattr(initial_state, 'shape', None)}"
-            )
+        initial_state = ops.convert_to_tensor(initial_state)
+        check_initial_state(initial_state, self._initial_state_size())
         one_location = ops.expand_dims(initial_state, 1)  # (batch, 1, size): stands in for the encoder's outputs
         logits, _ = self(target_inputs, one_location, initial_state, training=training)
         return logits
