@@ -12,8 +12,9 @@ a frozen backbone, the seconds to compute the features once and to read them
 back from the cache. `--weights none` times a backbone with random weights
 (the same arithmetic; use it where the ImageNet weights cannot be
 downloaded - its captions mean nothing). Real data is for benchmarks only:
-point --data at your copy. Works with `KERAS_BACKEND=jax` too (a GPU machine
-without TensorFlow).
+point --data at your copy. Works with `KERAS_BACKEND=jax` too, also on a GPU
+machine without TensorFlow (the text is then normalised in plain Python;
+`benchmarks/device_session.sh` runs it there).
 """
 
 import argparse

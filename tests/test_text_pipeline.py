@@ -5,7 +5,9 @@ import unicodedata
 import numpy as np
 import pytest
 
-from course_lib.text.normalize import normalize
+import course_lib.text.normalize as normalize_module
+import course_lib.text.tokenize as tokenize_module
+from course_lib.text.normalize import normalize, normalize_python
 from course_lib.text.tokenize import tokenize
 from course_lib.text.vocabulary import GO, PAD, STOP, UNK, Vocabulary
 
@@ -14,7 +16,21 @@ from course_lib.text.vocabulary import GO, PAD, STOP, UNK, Vocabulary
 HINDI_WORDS = ["क़िला", "ज़िंदगी", "पढ़ाई", "हँसना", "गाँव", "हिंदी", "दुःख", "क्षत्रिय", "विद्यालय", "श्री", "मैं", "हूँ"]
 
 
-def test_devanagari_survives_normalisation_round_trip():
+@pytest.fixture(params=["tensorflow", "python"])
+def engine(request, monkeypatch):
+    """Runs a test with TensorFlow's ops, then as on a machine without TensorFlow (plain Python)."""
+    if request.param == "python":
+        def refuse(*args, **kwargs):
+            raise AssertionError("TensorFlow's ops ran where TensorFlow is taken to be missing")
+
+        for module in (normalize_module, tokenize_module):
+            monkeypatch.setattr(module, "tensorflow_text_available", lambda: False)
+        monkeypatch.setattr(normalize_module, "normalize_tensor", refuse)
+        monkeypatch.setattr(tokenize_module, "tokenize_tensor", refuse)
+    return request.param
+
+
+def test_devanagari_survives_normalisation_round_trip(engine):
     words = [unicodedata.normalize("NFC", w) for w in HINDI_WORDS]
     assert normalize(words) == words
     # The signs are really there afterwards (not folded or dropped).
@@ -23,25 +39,25 @@ def test_devanagari_survives_normalisation_round_trip():
         assert sign in joined
 
 
-def test_precomposed_nukta_letter_becomes_canonical_pair():
+def test_precomposed_nukta_letter_becomes_canonical_pair(engine):
     precomposed = "\u0958िला"  # क़ as the single code point U+0958
     assert normalize([precomposed]) == ["\u0915\u093cिला"]
     assert normalize([precomposed]) == normalize(["\u0915\u093cिला"])
 
 
-def test_hindi_character_vocabulary_round_trip():
+def test_hindi_character_vocabulary_round_trip(engine):
     vocab = Vocabulary.from_texts(HINDI_WORDS, level="char")
     ids = vocab.encode(HINDI_WORDS, add_stop=True)
     assert [vocab.decode(row) for row in ids] == [unicodedata.normalize("NFC", w) for w in HINDI_WORDS]
     assert "\u094d" in vocab.tokens and "\u093c" in vocab.tokens  # virama and nukta are characters
 
 
-def test_english_lowercase_and_punctuation_split():
+def test_english_lowercase_and_punctuation_split(engine):
     tokens = tokenize(["I am going HOME, Ram!", "  It's   ok.\t"], lowercase=True, split_punctuation=True)
     assert tokens == [["i", "am", "going", "home", ",", "ram", "!"], ["it", "'", "s", "ok", "."]]
 
 
-def test_control_characters_become_spaces_also_when_lower_casing():
+def test_control_characters_become_spaces_also_when_lower_casing(engine):
     # `tf.strings.lower` stops at a NUL: lower-casing first used to give ["x"] here.
     texts = ["x\x00Y z", "A\x01b\x1fC\x7fd", "Ab\x00"]
     for lowercase in (False, True):
@@ -50,11 +66,66 @@ def test_control_characters_become_spaces_also_when_lower_casing():
     assert normalize(["Hi,\x00THERE!"], lowercase=True, split_punctuation=True) == ["hi , there !"]
 
 
-def test_hindi_danda_is_split_but_matras_are_not():
+def test_hindi_danda_is_split_but_matras_are_not(engine):
     assert tokenize(["मैं घर जा रहा हूँ।"], split_punctuation=True) == [["मैं", "घर", "जा", "रहा", "हूँ", "।"]]
 
 
-def test_special_ids_unknown_and_padding():
+def test_final_sigma_ligatures_and_white_space_agree_in_both_engines():
+    texts = ["ΟΔΟΣ ΣΑΣ Σ", "İstanbul IJ ǅ ß ẞ", "ﬁ ﬀ ① ㎏ Ⅻ ＡＢＣ", "“Quoted”—dash…end!", "ΆΣ.ΣΑ'Σ", "a--b..c",
+             "  Tab\tand\u00a0nbsp\u2003em\u2028line ", "e\u0301 é", "\u0958\u0915\u093c ठीक है?", ""]
+    for form in ("NFKC", "NFC"):
+        for lowercase in (False, True):
+            for split in (False, True):
+                expected = normalize(texts, lowercase, split, form)  # TensorFlow's ops
+                assert [normalize_python(t, lowercase, split, form) for t in texts] == expected
+    assert normalize_python("ΟΔΟΣ Σ", lowercase=True) == "οδος σ"  # final sigma, as ICU does it
+
+
+def test_a_python_without_tensorflow_tokenizes_and_builds_vocabularies():
+    """In a fresh interpreter where TensorFlow and tensorflow-text cannot be imported (as on a JAX-only GPU machine)."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "for name in ('tensorflow', 'tensorflow_text'):\n"
+        "    sys.modules[name] = None  # import fails, find_spec says not installed\n"
+        "from course_lib.text.tokenize import tokenize\n"
+        "from course_lib.text.vocabulary import Vocabulary\n"
+        "tokens = tokenize(['Hi,\\x00THERE!  मैं घर।'], lowercase=True, split_punctuation=True)\n"
+        "chars = tokenize(['क़िला'], level='char')\n"
+        "print(json.dumps([tokens, chars, Vocabulary.from_texts(['b a b'], lowercase=True).tokens]))\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    tokens, chars, vocabulary = json.loads(finished.stdout.strip().splitlines()[-1])
+    assert tokens == [["hi", ",", "there", "!", "मैं", "घर", "।"]]
+    assert chars == [["क", "\u093c", "ि", "ल", "ा"]]
+    assert vocabulary == ["<pad>", "<GO>", "<stop>", "<unk>", "b", "a"]
+
+
+def test_python_steps_match_tensorflow_on_every_code_point():
+    """All 1,112,064 code points, each twice between letters; differences only where Unicode versions differ."""
+    import sys
+
+    code_points = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    texts = [f"a{char}b{char}" for char in code_points]
+    for lowercase, split in ((False, False), (True, True)):
+        with_tensorflow = normalize(texts, lowercase, split)
+        differences = [(char, ours) for char, text, ours in zip(code_points, texts, with_tensorflow)
+                       if normalize_python(text, lowercase, split) != ours]
+        # Unassigned in Python 3.11's Unicode 14 tables, which tensorflow-text's newer ones decompose; or a
+        # capital letter new in Unicode 14 that TensorFlow's older case tables leave as it is.
+        newer_in_tensorflow = [char for char, _ in differences if unicodedata.category(char) == "Cn"]
+        older_case_tables = [char for char, ours in differences
+                             if unicodedata.category(char) == "Lu" and ours == f"a{char}b{char}"]
+        assert len(newer_in_tensorflow) + len(older_case_tables) == len(differences), differences[:5]
+        assert len(older_case_tables) <= 40, older_case_tables
+        assert len(differences) < 200  # of 1,112,064
+
+
+def test_special_ids_unknown_and_padding(engine):
     vocab = Vocabulary.from_texts(["i am going home", "i am here"], lowercase=True)
     assert vocab.tokens[:4] == ["<pad>", "<GO>", "<stop>", "<unk>"]
     ids = vocab.encode(["I am going to Paris", "home"], add_go=True, add_stop=True)

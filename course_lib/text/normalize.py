@@ -16,13 +16,37 @@ normalised by exactly the same TensorFlow ops:
 4. Optional punctuation splitting: every punctuation character (Unicode
    category P, so also the Devanagari danda `।`) becomes a token of its own.
 5. Leading and trailing space is removed.
+
+Where TensorFlow or tensorflow-text is not installed (Keras on JAX or PyTorch,
+such as a GPU machine without TensorFlow), `normalize` and `tokenize` run the
+same five steps in plain Python (`unicodedata`, `str.lower`). On every code
+point both give the same text, except where their Unicode versions differ:
+code points Python 3.11's tables (Unicode 14) leave unassigned, which
+tensorflow-text's newer tables decompose, and 40 capital letters new in
+Unicode 14, which TensorFlow's older case tables leave as they are
+(`tests/test_text_pipeline.py` compares the two on all 1,112,064). Serving
+graphs (`normalize_tensor`, `tokenize_tensor`) always need TensorFlow.
 """
+
+import functools
+import importlib.util
+import re
+import unicodedata
 
 import numpy as np
 
 NORMALIZATION_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 _PUNCTUATION = r"(\pP)"
 _SPACES = r"[\s\p{Z}\p{Cc}]+"
+# The same class for the plain-Python steps, by category: RE2's \s, [\t\n\f\r ], is in Cc and Zs already.
+_SPACE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc"})
+_RUNS_OF_SPACES = re.compile(" {2,}")
+
+
+@functools.cache
+def tensorflow_text_available():
+    """Whether TensorFlow and tensorflow-text are installed (the text pipeline's usual engine)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("tensorflow", "tensorflow_text"))
 
 
 def _check_form(form):
@@ -81,13 +105,37 @@ def as_string_list(texts, name="texts"):
     return texts
 
 
+def _one_space_for_each_run(text):
+    text = "".join(
+        " " if unicodedata.category(char) in _SPACE_CATEGORIES else char for char in text
+    )
+    return _RUNS_OF_SPACES.sub(" ", text)
+
+
+def normalize_python(text, lowercase=False, split_punctuation=False, form="NFKC"):
+    """The module docstring's five steps on one Python string, without TensorFlow."""
+    _check_form(form)
+    text = _one_space_for_each_run(unicodedata.normalize(form, text))
+    if lowercase:
+        text = text.lower()  # full case mapping, final sigma included, as ICU's toLower in TensorFlow
+    if split_punctuation:
+        text = "".join(f" {char} " if unicodedata.category(char).startswith("P") else char for char in text)
+        text = _one_space_for_each_run(text)
+    return text.strip(" ")
+
+
 def normalize(texts, lowercase=False, split_punctuation=False, form="NFKC"):
     """Normalises a list of Python strings; returns a list of strings.
 
-    See the module docstring for the steps. Empty input gives an empty list.
+    See the module docstring for the steps (TensorFlow's ops, or the same
+    steps in plain Python where TensorFlow is not installed). Empty input
+    gives an empty list.
     """
     texts = as_string_list(texts)
+    _check_form(form)
     if not texts:
         return []
+    if not tensorflow_text_available():
+        return [normalize_python(text, lowercase, split_punctuation, form) for text in texts]
     normalized = normalize_tensor(texts, lowercase, split_punctuation, form)
     return [value.decode("utf-8") for value in normalized.numpy().tolist()]

@@ -6,7 +6,7 @@ way Devanagari is usually modelled: a matra, nukta, virama or chandrabindu is
 a token of its own, and `क्ष` is `क` + `्` + `ष`.
 """
 
-from course_lib.text.normalize import as_string_list, normalize_tensor
+from course_lib.text.normalize import as_string_list, normalize_python, normalize_tensor, tensorflow_text_available
 
 LEVELS = ("word", "char")
 
@@ -31,10 +31,23 @@ def tokenize_tensor(texts, level="word", lowercase=False, split_punctuation=Fals
     return tf.strings.unicode_split(normalized, "UTF-8")  # (batch, None) code points
 
 
+def _split(normalized_text, level):
+    if level == "char":
+        return list(normalized_text)  # code points, as tf.strings.unicode_split
+    return normalized_text.split(" ") if normalized_text else []  # one space between words after normalising
+
+
 def tokenize(texts, level="word", lowercase=False, split_punctuation=False, form="NFKC"):
-    """Normalises and splits a list of strings; returns a list of token lists."""
+    """Normalises and splits a list of strings; returns a list of token lists.
+
+    Without TensorFlow, the same steps run in plain Python (see `course_lib.text.normalize`).
+    """
     texts = as_string_list(texts)
+    check_level(level)
     if not texts:
         return []
+    if not tensorflow_text_available():
+        normalized = [normalize_python(text, lowercase, split_punctuation, form) for text in texts]
+        return [_split(text, level) for text in normalized]
     ragged = tokenize_tensor(texts, level, lowercase, split_punctuation, form)
     return [[token.decode("utf-8") for token in row] for row in ragged.to_list()]
