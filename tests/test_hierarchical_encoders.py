@@ -189,6 +189,67 @@ def test_state_dropout_cell_forgets_per_step():
         StateDropoutGRUCell(4, state_dropout=-0.1)
 
 
+def test_state_dropout_noise_is_drawn_before_the_loop_and_read_step_by_step(monkeypatch):
+    """StateDropoutRNN draws all the steps' keep masks in one go, before the loop; step i reads mask i.
+
+    Drawn inside the loop, the generator's update escaped JAX's `lax.scan`, and `fit` of the HAN failed there
+    (UnexpectedTracerError, lecture 8 under KERAS_BACKEND=jax, 4 Dec 2026).
+    """
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN, _make_gru
+
+    inputs = np.random.default_rng(0).normal(size=(2, 5, 3)).astype("float32")
+    layer = StateDropoutRNN(StateDropoutGRUCell(4, state_dropout=0.5), return_sequences=True)
+    reference = keras.layers.GRU(4, return_sequences=True)  # the same GRU, no noise
+    layer.build(inputs.shape)
+    reference.build(inputs.shape)
+    reference.set_weights(layer.get_weights())
+    draws = []
+
+    def forget_at_step(index):
+        def keep_masks(self, shape, dtype):
+            draws.append(tuple(int(size) for size in shape))
+            keep = np.ones(draws[-1], "float32")
+            if index is not None:
+                keep[:, index] = 0.0  # every unit of h_{index-1} dropped
+            return keras.ops.convert_to_tensor(keep, dtype)
+        monkeypatch.setattr(StateDropoutGRUCell, "keep_masks", keep_masks)
+
+    forget_at_step(None)
+    np.testing.assert_allclose(np.asarray(layer(inputs, training=True)), np.asarray(reference(inputs)), atol=1e-6)
+    assert draws == [(2, 5, 4)]  # one draw for the whole sequence, before the loop
+    forget_at_step(2)
+    noisy = np.asarray(layer(inputs, training=True))
+    np.testing.assert_allclose(noisy[:, :2], np.asarray(reference(inputs))[:, :2], atol=1e-6)
+    np.testing.assert_allclose(noisy[:, 2:], np.asarray(reference(inputs[:, 2:])), atol=1e-6)  # from h = 0
+    assert not np.allclose(noisy[:, 2:], np.asarray(reference(inputs))[:, 2:])
+    # Inference draws nothing; the bidirectional sentence GRU draws once per direction.
+    draws.clear()
+    np.testing.assert_allclose(np.asarray(layer(inputs, training=False)), np.asarray(reference(inputs)), atol=1e-6)
+    bidirectional = _make_gru(4, True, "sentence_gru", state_dropout=0.5)
+    bidirectional(inputs, training=True)
+    assert draws == [(2, 5, 4), (2, 5, 4)]
+    assert isinstance(bidirectional.forward_layer, StateDropoutRNN)
+    assert isinstance(bidirectional.backward_layer, StateDropoutRNN)
+    with pytest.raises(ValueError, match="StateDropoutGRUCell"):
+        StateDropoutRNN(keras.layers.GRUCell(4))
+
+
+def test_state_dropout_cell_in_a_plain_rnn_still_drops_in_training():
+    """Models saved before 4 Dec 2026 hold the cell in a plain keras.layers.RNN: it draws its own noise there."""
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN
+
+    inputs = np.random.default_rng(1).normal(size=(2, 6, 3)).astype("float32")
+    legacy = keras.layers.RNN(StateDropoutGRUCell(4, state_dropout=0.5, seed=1), return_sequences=True)
+    current = StateDropoutRNN(StateDropoutGRUCell(4, state_dropout=0.5, seed=1), return_sequences=True)
+    legacy.build(inputs.shape)
+    current.build(inputs.shape)
+    current.set_weights(legacy.get_weights())
+    clean = np.asarray(legacy(inputs, training=False))
+    np.testing.assert_allclose(np.asarray(current(inputs, training=False)), clean, atol=1e-6)
+    assert not np.allclose(np.asarray(legacy(inputs, training=True)), clean)
+    assert not np.allclose(np.asarray(current(inputs, training=True)), clean)
+
+
 def test_plain_encoder_all_padding_document_is_zero_not_nan():
     """Zero, and not the GRUs' response to zero inputs: with non-zero biases that response is not zero."""
     documents = make_documents()

@@ -49,6 +49,13 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
     training the carried state is `(1 - p) h` on average, at inference `h`
     (docs/documents.md gives the accuracies measured with p = 0.5).
 
+    Run it in a `StateDropoutRNN`, which draws every step's keep mask before
+    the loop and hands each step its mask with the inputs, so the loop holds
+    no random state (as Keras's own RNN dropout does; JAX refuses a random
+    generator's update inside a compiled loop). In a plain `keras.layers.RNN`
+    (as models saved before 4 Dec 2026 have it) the cell draws the mask
+    itself at each step, which works on TensorFlow only.
+
     Args:
         units: state size.
         state_dropout: probability of zeroing each unit of `h_{i-1}` at each step.
@@ -56,6 +63,15 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
             `GRUCell`'s own `dropout` and `recurrent_dropout` (each from its
             own generator).
         **kwargs: the other arguments of `keras.layers.GRUCell`.
+
+    Call arguments:
+        inputs: `(batch, features)`, or `(batch, features + units)` with the
+            step's keep mask (1 = keep, 0 = drop) as the last `units` columns.
+        states: `h_{i-1}`, `(batch, units)` (or a one-element list of it).
+        training: whether to drop units.
+
+    Returns:
+        `(h_i, [h_i])`, as `keras.layers.GRUCell`.
     """
 
     def __init__(self, units, state_dropout=0.0, seed=None, **kwargs):
@@ -68,22 +84,64 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
         noise_seed = None if seed is None else int(np.random.SeedSequence([seed, 1]).generate_state(1)[0])
         self.noise_generator = keras.random.SeedGenerator(noise_seed)
 
+    def keep_masks(self, shape, dtype):
+        """Draws keep masks of `shape` (1 with probability `1 - state_dropout`, else 0)."""
+        return ops.cast(keras.random.uniform(shape, seed=self.noise_generator) >= self.state_dropout, dtype)
+
     def call(self, inputs, states, training=False):
-        if training and self.state_dropout > 0.0:
-            previous = states[0] if isinstance(states, (list, tuple)) else states
-            previous = keras.random.dropout(
-                previous, self.state_dropout, seed=self.noise_generator
-            ) * (1.0 - self.state_dropout)  # zero units, keep the others' scale
-            states = [previous] if isinstance(states, (list, tuple)) else previous
+        listed = isinstance(states, (list, tuple))
+        previous = states[0] if listed else states  # h_{i-1}: (batch, units)
+        keep = None
+        if inputs.shape[-1] == self.kernel.shape[0] + self.units:  # the keep mask came with the inputs
+            inputs, keep = inputs[..., : -self.units], inputs[..., -self.units:]  # (batch, features), (batch, units)
+        elif training and self.state_dropout > 0.0:  # in a plain keras.layers.RNN
+            keep = self.keep_masks(ops.shape(previous), previous.dtype)  # (batch, units)
+        if keep is not None:
+            previous = previous * ops.cast(keep, previous.dtype)  # zero units, keep the others' scale
+            states = [previous] if listed else previous
         return super().call(inputs, states, training=training)
 
     def get_config(self):
         return {**super().get_config(), "state_dropout": self.state_dropout}
 
 
+@keras.saving.register_keras_serializable(package="course_lib")
+class StateDropoutRNN(keras.layers.RNN):
+    """`keras.layers.RNN` over a `StateDropoutGRUCell`, with every step's noise drawn before the loop.
+
+    In training it draws one keep mask per step, `(batch, steps, units)`, and
+    joins it to the inputs, so each step of the loop reads its own mask and
+    the loop itself holds no random state: it compiles on every backend
+    (JAX's `lax.scan` refused the generator's update inside the loop). At
+    inference, or with `state_dropout=0`, the inputs pass unchanged.
+
+    Args:
+        cell: a `StateDropoutGRUCell`.
+        **kwargs: the other arguments of `keras.layers.RNN`.
+
+    Call arguments:
+        sequences, initial_state, mask, training: as `keras.layers.RNN`.
+
+    Returns:
+        What `keras.layers.RNN` returns.
+    """
+
+    def __init__(self, cell, **kwargs):
+        if not isinstance(cell, StateDropoutGRUCell):
+            raise ValueError(f"StateDropoutRNN runs a StateDropoutGRUCell. Received: cell={cell!r}")
+        super().__init__(cell, **kwargs)
+
+    def call(self, sequences, initial_state=None, mask=None, training=False):
+        if training and self.cell.state_dropout > 0.0:
+            batch, steps = ops.shape(sequences)[0], ops.shape(sequences)[1]
+            keep = self.cell.keep_masks((batch, steps, self.cell.units), sequences.dtype)  # (batch, steps, units)
+            sequences = ops.concatenate([sequences, keep], axis=-1)  # (batch, steps, features + units)
+        return super().call(sequences, initial_state=initial_state, mask=mask, training=training)
+
+
 def _make_gru(units, bidirectional, name, return_sequences=True, return_state=False, state_dropout=0.0, dtype=None):
     if state_dropout > 0.0:
-        gru = keras.layers.RNN(
+        gru = StateDropoutRNN(
             StateDropoutGRUCell(units, state_dropout=state_dropout, dtype=dtype),
             return_sequences=return_sequences, return_state=return_state, dtype=dtype, name=name,
         )
