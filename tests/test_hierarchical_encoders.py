@@ -234,6 +234,18 @@ def test_state_dropout_noise_is_drawn_before_the_loop_and_read_step_by_step(monk
         StateDropoutRNN(keras.layers.GRUCell(4))
 
 
+def test_state_dropout_rnn_keeps_the_cells_input_dropout_to_the_inputs():
+    """The cell's own `dropout` masks the inputs, not the keep masks joined to them (it failed: [2,3] vs [2,7])."""
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN
+
+    inputs = np.random.default_rng(2).normal(size=(2, 5, 3)).astype("float32")
+    layer = StateDropoutRNN(StateDropoutGRUCell(4, state_dropout=0.5, dropout=0.3, seed=0), return_sequences=True)
+    noisy = np.asarray(layer(inputs, training=True))
+    assert noisy.shape == (2, 5, 4) and np.all(np.isfinite(noisy))
+    assert layer.cell._dropout_mask is None  # reset after the call, as keras.layers.RNN does
+    assert not np.allclose(noisy, np.asarray(layer(inputs, training=False)))
+
+
 def test_state_dropout_cell_in_a_plain_rnn_still_drops_in_training():
     """Models saved before 4 Dec 2026 hold the cell in a plain keras.layers.RNN: it draws its own noise there."""
     from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN

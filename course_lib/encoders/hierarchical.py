@@ -133,6 +133,9 @@ class StateDropoutRNN(keras.layers.RNN):
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if training and self.cell.state_dropout > 0.0:
+            # The cell's own input dropout mask, drawn here on the inputs alone: `keras.layers.RNN` would draw it
+            # on the first step of the joined sequences, one column per keep mask too wide.
+            self.cell.get_dropout_mask(sequences[:, 0, :])  # (batch, features); kept until the call ends
             batch, steps = ops.shape(sequences)[0], ops.shape(sequences)[1]
             keep = self.cell.keep_masks((batch, steps, self.cell.units), sequences.dtype)  # (batch, steps, units)
             sequences = ops.concatenate([sequences, keep], axis=-1)  # (batch, steps, features + units)
