@@ -247,7 +247,7 @@ def test_state_dropout_rnn_keeps_the_cells_input_dropout_to_the_inputs():
 
 
 def test_state_dropout_cell_in_a_plain_rnn_still_drops_in_training():
-    """Models saved before 4 Dec 2026 hold the cell in a plain keras.layers.RNN: it draws its own noise there."""
+    """The cell used on its own in a plain keras.layers.RNN draws its own noise there (TensorFlow only)."""
     from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN
 
     inputs = np.random.default_rng(1).normal(size=(2, 6, 3)).astype("float32")

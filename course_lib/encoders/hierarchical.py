@@ -53,8 +53,10 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
     the loop and hands each step its mask with the inputs, so the loop holds
     no random state (as Keras's own RNN dropout does; JAX refuses a random
     generator's update inside a compiled loop). In a plain `keras.layers.RNN`
-    (as models saved before 4 Dec 2026 have it) the cell draws the mask
-    itself at each step, which works on TensorFlow only.
+    the cell draws the mask itself at each step, which works on TensorFlow
+    only. (The hierarchical encoders build their GRUs from their own config,
+    so a model saved before 4 Dec 2026, when they used a plain RNN, loads
+    with a `StateDropoutRNN`, its weights and predictions unchanged.)
 
     Args:
         units: state size.
