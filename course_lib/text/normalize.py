@@ -115,6 +115,16 @@ def _one_space_for_each_run(text):
 def normalize_python(text, lowercase=False, split_punctuation=False, form="NFKC"):
     """The module docstring's five steps on one Python string, without TensorFlow."""
     _check_form(form)
+    return _python_steps(text, lowercase, split_punctuation, form)
+
+
+def python_steps_on_list(texts, lowercase, split_punctuation, form):
+    """`normalize_python` over a list of strings already checked by `as_string_list` (the form checked once)."""
+    _check_form(form)
+    return [_python_steps(text, lowercase, split_punctuation, form) for text in texts]
+
+
+def _python_steps(text, lowercase, split_punctuation, form):
     text = _one_space_for_each_run(unicodedata.normalize(form, text))
     if lowercase:
         text = text.lower()  # full case mapping, final sigma included, as ICU's toLower in TensorFlow
@@ -136,6 +146,6 @@ def normalize(texts, lowercase=False, split_punctuation=False, form="NFKC"):
     if not texts:
         return []
     if not tensorflow_text_available():
-        return [normalize_python(text, lowercase, split_punctuation, form) for text in texts]
+        return python_steps_on_list(texts, lowercase, split_punctuation, form)
     normalized = normalize_tensor(texts, lowercase, split_punctuation, form)
     return [value.decode("utf-8") for value in normalized.numpy().tolist()]

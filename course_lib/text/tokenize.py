@@ -6,7 +6,7 @@ way Devanagari is usually modelled: a matra, nukta, virama or chandrabindu is
 a token of its own, and `क्ष` is `क` + `्` + `ष`.
 """
 
-from course_lib.text.normalize import as_string_list, normalize_python, normalize_tensor, tensorflow_text_available
+from course_lib.text.normalize import as_string_list, normalize_tensor, python_steps_on_list, tensorflow_text_available
 
 LEVELS = ("word", "char")
 
@@ -47,7 +47,6 @@ def tokenize(texts, level="word", lowercase=False, split_punctuation=False, form
     if not texts:
         return []
     if not tensorflow_text_available():
-        normalized = [normalize_python(text, lowercase, split_punctuation, form) for text in texts]
-        return [_split(text, level) for text in normalized]
+        return [_split(text, level) for text in python_steps_on_list(texts, lowercase, split_punctuation, form)]
     ragged = tokenize_tensor(texts, level, lowercase, split_punctuation, form)
     return [[token.decode("utf-8") for token in row] for row in ragged.to_list()]
