@@ -19,6 +19,8 @@ import time
 
 import numpy as np
 
+from course_lib.tasks.arguments import positive_int
+
 
 def seconds_per_epoch(config, source, target, vocab_sizes, bucketed, batches):
     import keras
@@ -47,9 +49,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--train", help="Aksharantar .csv / Dakshina .tsv (default: generated words)")
     parser.add_argument("--valid", help="validation file to time batched decoding on")
-    parser.add_argument("--batches", type=int, default=40, help="timed batches per mode")
-    parser.add_argument("--units", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--batches", type=positive_int, default=40, help="timed batches per mode")
+    parser.add_argument("--units", type=positive_int, default=128)
+    parser.add_argument("--batch-size", type=positive_int, default=128)
     args = parser.parse_args(argv)
 
     config = task.TransliterationConfig.for_profile(

@@ -5,7 +5,8 @@
         [--decoder attention] [--epochs N] [--weights imagenet|none]
 
 Prints, as one JSON line at the end: the device, seconds of the first epoch
-(tracing included) and of the later ones, images per second in training,
+(tracing included) and of the later ones, image-caption pairs per second in
+training (both null with `--epochs 1`: no epoch without tracing),
 greedy and beam (k=3) decoding time per image, the test metrics (BLEU-1..4,
 distinct-caption rate; exact match and attention-on-object on shapes) and, for
 a frozen backbone, the seconds to compute the features once and to read them
@@ -23,6 +24,8 @@ import os
 import platform
 import tempfile
 import time
+
+from course_lib.tasks.arguments import positive_int
 
 
 class EpochTimer:
@@ -68,7 +71,7 @@ def main(argv=None):
     parser.add_argument("--data", default=os.path.join("..", "shared", "data", "flickr8k_1k"))
     parser.add_argument("--encoder", default="small", choices=["small", "vgg16", "mobilenet"])
     parser.add_argument("--decoder", default="attention", choices=["attention", "option1", "option2"])
-    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--epochs", type=positive_int, default=None)
     parser.add_argument("--weights", default="imagenet", help="'imagenet', a weights file, or 'none'")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--seed", type=int, default=0)
@@ -126,7 +129,8 @@ def measure(args, cache_dir):
         run.model.generate(run.inputs["test"], beam_width=width)
         timings[f"decode_ms_per_image_beam{width}"] = round(1000 * (time.perf_counter() - begin) / len(test), 3)
     examples = len(run.data["train"].pairs()) if args.dataset == "flickr8k" else len(run.data["train"])
-    steady = timer.seconds[1:] or timer.seconds
+    steady = timer.seconds[1:]  # after the first epoch's tracing; none with --epochs 1
+    later = sum(steady) / len(steady) if steady else None
     result = {
         "dataset": args.dataset,
         "encoder_requested": args.encoder,
@@ -139,8 +143,8 @@ def measure(args, cache_dir):
         "train_examples": examples,
         "epochs": len(timer.seconds),
         "first_epoch_seconds": round(timer.seconds[0], 2),
-        "later_epoch_seconds": round(sum(steady) / len(steady), 2),
-        "train_examples_per_second": round(examples / (sum(steady) / len(steady)), 1),
+        "later_epoch_seconds": round(later, 2) if later else None,  # null: only one epoch, tracing included
+        "train_examples_per_second": round(examples / later, 1) if later else None,
         **features,
         **timings,
         **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics.items()},

@@ -1,10 +1,11 @@
 """Document classification figures: generated documents and BBC News.
 
-    python benchmarks/documents.py generated [--encoder han|plain|flat] [--epochs N]
-    python benchmarks/documents.py bbc --data ../shared/data/bbc_news [--encoder han] [--epochs N]
+    python benchmarks/documents.py generated [--encoder han|plain|flat] [--epochs N] [--seed S] [--out DIR]
+    python benchmarks/documents.py bbc --data ../shared/data/bbc_news [--encoder han] [--epochs N] [--out DIR]
 
 Prints held-out accuracy, macro-F1, planted-sentence top-1 (generated data),
-training time and the exact settings, as one JSON line at the end. Targets
+training time and the exact settings (seed, epochs asked and run, batch
+size, the model's configuration), as one JSON line at the end. Targets
 (full profile): generated accuracy >= 0.98 and planted top-1 >= 0.90; BBC
 accuracy >= 0.95 with the attention network. The BBC data is not part of
 the project: point --data at your copy (real data is for benchmarks only).
@@ -16,13 +17,15 @@ import os
 import platform
 import time
 
+from course_lib.tasks.arguments import positive_int
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", choices=["generated", "bbc"])
     parser.add_argument("--data", default=os.path.join("..", "shared", "data", "bbc_news"))
     parser.add_argument("--encoder", default="han", choices=["han", "plain", "flat"])
-    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--epochs", type=positive_int, default=None)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="also save the trained model here")
     args = parser.parse_args(argv)
@@ -47,7 +50,12 @@ def main(argv=None):
         "accuracy": round(metrics["accuracy"], 4),
         "macro_f1": round(metrics["macro_f1"], 4),
         "planted_sentence_top1": round(metrics["planted_sentence_top1"], 4) if "planted_sentence_top1" in metrics else None,
+        "seed": args.seed,
+        "epochs": trained.settings["epochs"],
         "epochs_run": trained.settings["epochs_run"],
+        "batch_size": trained.settings["batch_size"],
+        "model": {key: value for key, value in trained.model.get_config().items()
+                  if isinstance(value, (int, float, str, bool)) and key not in ("name", "trainable")},
         "train_seconds": round(trained.seconds, 1),
         "total_seconds": round(time.perf_counter() - start, 1),
         "device": "GPU" if tf.config.list_logical_devices("GPU") else f"CPU ({os.cpu_count()} cores, {platform.machine()})",

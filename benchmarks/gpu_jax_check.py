@@ -21,6 +21,8 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from course_lib.tasks.arguments import positive_int  # noqa: E402
+
 
 def check_attention():
     from course_lib.layers import BahdanauAttention
@@ -122,10 +124,11 @@ def run_aksharantar(folder, epochs=3, batch_size=256, limit=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aksharantar", default=None)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=positive_int, default=3)
     parser.add_argument("--skip-reversal", action="store_true")
-    parser.add_argument("--reversal-steps", type=int, default=2500)
-    parser.add_argument("--limit", type=int, default=None, help="use only this many training pairs (smoke test)")
+    parser.add_argument("--reversal-steps", type=positive_int, default=2500)
+    parser.add_argument("--limit", type=positive_int, default=None,
+                        help="use only this many training pairs (smoke test)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args()
     results = {"attention": check_attention()}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from course_lib.grading import faults, grader
 from course_lib.grading.spec import REPOSITORY_ROOT
+from course_lib.tasks.arguments import positive_int
 
 SOLUTION = REPOSITORY_ROOT / "solutions" / "A1_bahdanau_attention.ipynb"
 STUDENT = REPOSITORY_ROOT / "assignments" / "A1_bahdanau_attention.ipynb"
@@ -39,8 +40,10 @@ def build_batch(folder, count, targets):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--count", type=int, default=30)
+    parser.add_argument("--jobs", type=positive_int, default=2)
+    parser.add_argument("--count", type=positive_int, default=30,
+                        help=f"submissions to grade: the {len(faults.names('A1'))} faulty ones first (a smaller "
+                             "count keeps the first ones only), then correct and untouched copies")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from course_lib.data import reversal
+from course_lib.tasks.arguments import positive_int
 
 
 class Encoder(nn.Module):
@@ -92,5 +93,5 @@ def train_and_evaluate(steps=2500, seed=0, lengths=(5, 7, 10), count=500, thread
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="The PyTorch reference run of the reversal experiment.")
-    parser.add_argument("--steps", type=int, default=2500)
+    parser.add_argument("--steps", type=positive_int, default=2500)
     print(json.dumps(train_and_evaluate(parser.parse_args().steps)))

@@ -15,16 +15,26 @@ the largest gradient difference against the first):
   `s_{t-1}` as one matmul;
 * `projected values`: the context's share of the GRU input is computed as
   `sum_j alpha_j (h_j W_c)`, with `h_j W_c` computed once per sequence, so the
-  loop has no `(batch, 256) x (256, 384)` matmul left.
+  loop has no `(batch, 256) x (256, 384)` matmul left;
+* `unrolled`: the lecture form with a Python loop over a fixed length, so the
+  graph has no `tf.while_loop` (no loop frames, no stacks for the backward
+  pass): what is left is the ops themselves.
+
+Part 3 times single matmuls of the loop's shapes (one thread per op unless
+`--default-threads`), in float32 and bfloat16, to say how fast this CPU's
+arithmetic is.
 
 It answers one question of `docs/reversal.md` ("Speed"): is the step bound by
 per-op overhead, which rewriting could remove, or by arithmetic?
 """
 
 import argparse
+import os
 import time
 
 import numpy as np
+
+from course_lib.tasks.arguments import positive_int
 
 BATCH, SOURCE_LENGTH, EMBEDDING, UNITS = 64, 10, 32, 128
 VALUE_DIM = 2 * UNITS  # bidirectional annotations h_j
@@ -177,12 +187,52 @@ def decoder_variants():
             loss = run_loop(step, tf.shape(embedded)[0])
         return tape.gradient(loss, weights)
 
-    return {"lecture": lecture, "fused": fused, "projected values": projected_values}
+    @tf.function(input_signature=[signature[0], tf.TensorSpec((TARGET_LENGTH, BATCH, EMBEDDING))])
+    def unrolled(values, embedded):
+        with tf.GradientTape() as tape:
+            keys = values @ W_att  # (batch, src_len, units)
+            state, states = initial_state, []
+            for t in range(TARGET_LENGTH):  # a Python loop: traced as TARGET_LENGTH copies of the step
+                weights_t = scores(keys, state @ U_att)  # (batch, src_len)
+                context = tf.einsum("bs,bsd->bd", weights_t, values)  # (batch, value_dim)
+                cell_input = tf.concat([embedded[t], context], -1)  # (batch, emb + value_dim)
+                state = gru_update(cell_input @ kernel + biases[0], state @ recurrent_kernel + biases[1], state)
+                states.append(state)
+            loss = tf.reduce_sum(tf.stack(states) ** 2)
+        return tape.gradient(loss, weights)
+
+    return {"lecture": lecture, "fused": fused, "projected values": projected_values, "unrolled": unrolled}
+
+
+def matmul_throughput(repeats):
+    """GFLOP/s of one `(batch, k) x (k, n)` matmul, float32 and bfloat16."""
+    import tensorflow as tf
+
+    print("One matmul at a time, 200 in a row inside one tf.function, threads per op as above (GFLOP/s):")
+    shapes = [(BATCH, UNITS, UNITS), (BATCH, EMBEDDING + VALUE_DIM, 3 * UNITS), (BATCH, UNITS, 3 * UNITS)]
+    for rows, inner, columns in shapes:
+        rates = []
+        for dtype in (tf.float32, tf.bfloat16):
+            left = tf.cast(tf.random.stateless_normal((rows, inner), (0, 1)), dtype)
+            right = tf.cast(tf.random.stateless_normal((inner, columns), (0, 2)), dtype)
+
+            @tf.function
+            def chain(left, right):
+                def body(step, total):
+                    return step + 1, total + left @ right
+
+                # parallel_iterations=1: one matmul at a time, even with two ops allowed at once
+                return tf.while_loop(lambda step, _: step < 200, body, (0, tf.zeros((rows, columns), left.dtype)),
+                                     parallel_iterations=1)[1]
+
+            milliseconds = timed(chain, (left, right), max(1, repeats // 40)) / 200
+            rates.append(2 * rows * inner * columns / milliseconds / 1e6)
+        print(f"  ({rows}, {inner}) x ({inner}, {columns})  float32 {rates[0]:6.1f}   bfloat16 {rates[1]:6.1f}")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=200)
+    parser.add_argument("--repeats", type=positive_int, default=200)
     parser.add_argument("--default-threads", action="store_true", help="keep TensorFlow's thread defaults")
     parser.add_argument("--policy", default="float32", help="Keras dtype policy of the course model (part 1)")
     args = parser.parse_args()
@@ -215,7 +265,8 @@ def main():
         print(f"  {name:28s} {times[name]:6.2f}   gradients differ by {difference:.1e} (relative)", flush=True)
     flops = lecture_matmul_flops()
     print(f"The lecture form does {flops / 1e6:.0f} MFLOP of matmuls per call (forward + backward, "
-          f"counted as 3 x forward): {flops / 1e6 / times['lecture']:.0f} GFLOP/s on two cores.")
+          f"counted as 3 x forward): {flops / 1e6 / times['lecture']:.0f} GFLOP/s on {os.cpu_count()} cores.")
+    matmul_throughput(args.repeats)
 
 
 def lecture_matmul_flops():
@@ -223,6 +274,7 @@ def lecture_matmul_flops():
     per_step = UNITS * UNITS + (EMBEDDING + VALUE_DIM) * 3 * UNITS + UNITS * 3 * UNITS  # U_att, W, U
     forward = 2 * BATCH * (TARGET_LENGTH * per_step + SOURCE_LENGTH * VALUE_DIM * UNITS)  # + W_att h_j
     return 3 * forward
+
 
 if __name__ == "__main__":
     main()

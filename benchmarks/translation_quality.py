@@ -23,6 +23,8 @@ from pathlib import Path
 
 from course_lib.data import hindi_english
 from course_lib.tasks import translation as task
+from course_lib.tasks.arguments import positive_int
+from course_lib.tasks.translation.config import check_supervision
 from course_lib.training.profiles import current_profile
 
 
@@ -30,7 +32,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--direction", choices=hindi_english.DIRECTIONS, default="en-hi")
     parser.add_argument("--no-attention", action="store_true")
-    parser.add_argument("--epochs", type=int, default=None)
+    parser.add_argument("--epochs", type=positive_int, default=None)
     parser.add_argument("--learning-rate", type=float, default=None)
     parser.add_argument("--conditional", action="store_true", default=None,
                         help="conditional GRU decoder step (the query reads the previous word first); attention only")
@@ -38,15 +40,19 @@ def main(argv=None):
                         help="supervise attention with the gold alignment (squared error, this weight); attention only")
     parser.add_argument("--supervised-pairs", type=int, default=None,
                         help="with --alignment-loss-weight: only this many training pairs carry the gold alignment")
-    parser.add_argument("--beam", type=int, default=4)
+    parser.add_argument("--beam", type=positive_int, default=4)
     parser.add_argument("--out", default="runs/translation")
     args = parser.parse_args(argv)
 
-    config = task.TranslationConfig.for_profile(
-        direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate,
-        conditional=args.conditional, alignment_loss_weight=args.alignment_loss_weight,
-        supervised_pairs=args.supervised_pairs)
-    config.attention = not args.no_attention
+    try:  # options that do not go together are refused here, as usage errors, before any data is made
+        config = task.TranslationConfig.for_profile(
+            direction=args.direction, epochs=args.epochs, learning_rate=args.learning_rate,
+            conditional=args.conditional, alignment_loss_weight=args.alignment_loss_weight,
+            supervised_pairs=args.supervised_pairs, attention=not args.no_attention)
+        config.check()
+        check_supervision(config.supervised_pairs, config.alignment_loss_weight)
+    except ValueError as error:
+        parser.error(str(error))
     name = args.direction + ("-plain" if args.no_attention else "") + ("-conditional" if args.conditional else "")
     name += f"-supervised{args.alignment_loss_weight:g}" if args.alignment_loss_weight else ""
     name += f"-on{args.supervised_pairs}" if args.supervised_pairs is not None else ""

@@ -38,6 +38,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from course_lib.tasks.arguments import positive_int  # noqa: E402  (after the line above: runs without an install)
+
 WIDTHS = (9, 13, 25)
 
 
@@ -59,10 +61,20 @@ def prepare(args):
     print(f"prepared {len(source)} training pairs, {len(words)} validation words in {out}")
 
 
+def _check_widths(lengths, what):
+    """Raises ValueError when a sequence is longer than the widest compiled shape (`WIDTHS[-1]`)."""
+    if len(lengths) and int(np.max(lengths)) > WIDTHS[-1]:
+        raise ValueError(
+            f"The widest compiled shape holds {WIDTHS[-1]} tokens; add a wider one to WIDTHS. "
+            f"Received: {what} of up to {int(np.max(lengths))} tokens ({int(np.sum(lengths > WIDTHS[-1]))} too long)"
+        )
+
+
 def _fixed_width_batches(source, target, batch_size, rng):
     from course_lib.data.buckets import sequence_lengths, teacher_forcing_pair
 
     need = np.maximum(sequence_lengths(source), sequence_lengths(target))
+    _check_widths(need, "training pairs")  # otherwise searchsorted puts them past the last width: dropped
     bucket = np.searchsorted(WIDTHS, need)  # index of the first width that fits
     batches = []
     for index, width in enumerate(WIDTHS):
@@ -119,6 +131,7 @@ def _decode(model, source, beam_width, batch_size=1024):
     function = _DECODERS[key]
     values = [variable.value for variable in model.weights]
     lengths = sequence_lengths(source)
+    _check_widths(lengths, "words to decode")
     order = np.argsort(lengths, kind="stable")
     results = [None] * len(source)
     for start in range(0, len(order), batch_size):
@@ -307,26 +320,26 @@ def main(argv=None):
     t.add_argument("--data", required=True)
     t.add_argument("--out", required=True)
     t.add_argument("--budget-seconds", type=float, default=380)
-    t.add_argument("--max-epochs", type=int, default=40)
-    t.add_argument("--units", type=int, default=256)
-    t.add_argument("--embedding-dim", type=int, default=64)
-    t.add_argument("--batch-size", type=int, default=128)
+    t.add_argument("--max-epochs", type=positive_int, default=40)
+    t.add_argument("--units", type=positive_int, default=256)
+    t.add_argument("--embedding-dim", type=positive_int, default=64)
+    t.add_argument("--batch-size", type=positive_int, default=128)
     t.add_argument("--learning-rate", type=float, default=2e-3)
-    t.add_argument("--beams", type=int, nargs="+", default=[1, 5])
+    t.add_argument("--beams", type=positive_int, nargs="+", default=[1, 5])
     t.add_argument("--source-noise", type=float, default=0.0, help="share of source letters set to <unk>")
     t.add_argument("--target-noise", type=float, default=0.0, help="share of decoder inputs set to <unk>")
     t.add_argument("--label-smoothing", type=float, default=0.0)
     t.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (0: Adam)")
     t.add_argument("--dev", type=int, default=0, help="hold out the last N training pairs to pick the best epoch")
-    t.add_argument("--dev-every", type=int, default=5)
-    t.add_argument("--limit", type=int, help="use only the first N training pairs (smoke test)")
+    t.add_argument("--dev-every", type=positive_int, default=5)
+    t.add_argument("--limit", type=positive_int, help="use only the first N training pairs (smoke test)")
     t.add_argument("--model-seed", type=int, default=None, help="initial weights and batch order (ensemble members)")
     t.set_defaults(handler=train)
     e = commands.add_parser("ensemble", help="decode the validation words with several trained members")
     e.add_argument("--data", required=True)
     e.add_argument("--members", nargs="+", required=True, help="--out folders of `train` runs")
     e.add_argument("--out", required=True)
-    e.add_argument("--beams", type=int, nargs="+", default=[1, 5])
+    e.add_argument("--beams", type=positive_int, nargs="+", default=[1, 5])
     e.set_defaults(handler=ensemble)
     args = parser.parse_args(argv)
     if args.command in ("train", "ensemble"):

@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from course_lib.tasks.arguments import positive_int
+
 WEIGHTS = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0)
 
 
@@ -68,7 +70,7 @@ def main(argv=None):
     parser.add_argument("--reranker", action="append", required=True,
                         help="a native-roman or right-to-left run; several of one kind are averaged")
     parser.add_argument("--test", required=True)
-    parser.add_argument("--beam", type=int, default=5)
+    parser.add_argument("--beam", type=positive_int, default=5)
     parser.add_argument("--weights", type=float, nargs="+", default=list(WEIGHTS))
     parser.add_argument("--metrics-json")
     args = parser.parse_args(argv)
