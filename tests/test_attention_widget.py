@@ -41,6 +41,22 @@ def test_oracle_button_brings_error_near_zero():
     assert after["weight_sum"] == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("step", range(4))
+def test_bar_labels_sit_above_the_bar_and_the_oracle_outline(step):
+    import matplotlib.pyplot as plt
+
+    explorer = aw.AttentionExplorer(step=step)
+    figure, (bars, plane, heat) = plt.subplots(1, 3)
+    explorer.draw(bars, plane, heat)
+    labels = sorted((text for text in bars.texts if "e=" in text.get_text()), key=lambda text: text.get_position()[0])
+    weights, oracle = explorer.readouts()["weights"], explorer.oracle[step]
+    assert len(labels) == len(weights)
+    for label, weight, target in zip(labels, weights, oracle):
+        assert label.get_text().startswith(f"{weight:.2f}")
+        assert label.get_position()[1] > max(weight, target)  # the text starts above both tops
+    plt.close(figure)
+
+
 def test_explorer_rejects_bad_input():
     with pytest.raises(ValueError, match="step"):
         aw.AttentionExplorer(step=4)

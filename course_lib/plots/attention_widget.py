@@ -194,8 +194,9 @@ class AttentionExplorer:
         bars.bar(positions, r["weights"], color="tab:blue", label="alpha (softmax of scores)")
         # black, not red: a red outline on the blue bars vanishes in grey (contrast 1.04:1)
         bars.bar(positions, self.oracle[self.step], fill=False, edgecolor="black", linestyle="--", label="oracle")
-        for j, (weight, score) in enumerate(zip(r["weights"], self.scores[self.step])):
-            bars.text(j, weight + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=8)
+        for j, (weight, score, oracle) in enumerate(zip(r["weights"], self.scores[self.step], self.oracle[self.step])):
+            # above the taller of the bar and the oracle's dashed outline, which would otherwise strike it through
+            bars.text(j, max(weight, oracle) + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=8)
         bars.set_xticks(positions, SOURCE_WORDS[: len(positions)])
         bars.set_ylim(0, 1.5)  # room above the tallest bar's label for the legend
         bars.set_xlabel("input word j")
