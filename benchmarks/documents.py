@@ -32,7 +32,7 @@ def main(argv=None):
 
     import tensorflow as tf
 
-    from course_lib.tasks.documents import train_documents
+    from course_lib.tasks.documents import train_documents, trained_config
     from course_lib.training.profiles import current_profile
 
     start = time.perf_counter()
@@ -54,8 +54,8 @@ def main(argv=None):
         "epochs": trained.settings["epochs"],
         "epochs_run": trained.settings["epochs_run"],
         "batch_size": trained.settings["batch_size"],
-        "model": {key: value for key, value in trained.model.get_config().items()
-                  if isinstance(value, (int, float, str, bool)) and key not in ("name", "trainable")},
+        "model": {key: value for key, value in trained_config(trained.model.get_config()).items()
+                  if key not in ("name", "trainable")},
         "train_seconds": round(trained.seconds, 1),
         "total_seconds": round(time.perf_counter() - start, 1),
         "device": "GPU" if tf.config.list_logical_devices("GPU") else f"CPU ({os.cpu_count()} cores, {platform.machine()})",

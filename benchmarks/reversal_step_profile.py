@@ -140,18 +140,18 @@ def decoder_variants():
     def scores(keys, projected_query):
         return tf.nn.softmax(tf.tensordot(tf.tanh(keys + projected_query[:, None, :]), v_att, 1))  # (batch, src_len)
 
+    def lecture_step(keys, values, embedded, t, state):
+        """One step of the course's decoder: attention with `U_att s_{t-1}`, then the GRU on `[e(y_{t-1}); c_t]`."""
+        weights_t = scores(keys, state @ U_att)  # (batch, src_len)
+        context = tf.einsum("bs,bsd->bd", weights_t, values)  # (batch, value_dim)
+        cell_input = tf.concat([embedded[t], context], -1)  # (batch, emb + value_dim)
+        return gru_update(cell_input @ kernel + biases[0], state @ recurrent_kernel + biases[1], state)
+
     @tf.function(input_signature=signature)
     def lecture(values, embedded):
         with tf.GradientTape() as tape:
             keys = values @ W_att  # (batch, src_len, units)
-
-            def step(t, state):
-                weights_t = scores(keys, state @ U_att)  # (batch, src_len)
-                context = tf.einsum("bs,bsd->bd", weights_t, values)  # (batch, value_dim)
-                cell_input = tf.concat([embedded[t], context], -1)  # (batch, emb + value_dim)
-                return gru_update(cell_input @ kernel + biases[0], state @ recurrent_kernel + biases[1], state)
-
-            loss = run_loop(step, tf.shape(embedded)[0])
+            loss = run_loop(lambda t, state: lecture_step(keys, values, embedded, t, state), tf.shape(embedded)[0])
         return tape.gradient(loss, weights)
 
     @tf.function(input_signature=signature)
@@ -193,10 +193,7 @@ def decoder_variants():
             keys = values @ W_att  # (batch, src_len, units)
             state, states = initial_state, []
             for t in range(TARGET_LENGTH):  # a Python loop: traced as TARGET_LENGTH copies of the step
-                weights_t = scores(keys, state @ U_att)  # (batch, src_len)
-                context = tf.einsum("bs,bsd->bd", weights_t, values)  # (batch, value_dim)
-                cell_input = tf.concat([embedded[t], context], -1)  # (batch, emb + value_dim)
-                state = gru_update(cell_input @ kernel + biases[0], state @ recurrent_kernel + biases[1], state)
+                state = lecture_step(keys, values, embedded, t, state)
                 states.append(state)
             loss = tf.reduce_sum(tf.stack(states) ** 2)
         return tape.gradient(loss, weights)
