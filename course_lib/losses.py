@@ -42,6 +42,19 @@ class MaskedTokenLoss(keras.losses.Loss):
     (`y_true == pad_id`) contributes nothing and is not counted in `N`. With a
     `sample_weight` (per example or per token) it is the weighted mean over
     the real tokens: `sum_t w_t l_t / sum_t w_t`.
+
+    Args:
+        pad_id: the padding id of the targets.
+        name: the loss's name.
+        **kwargs: other `keras.losses.Loss` arguments (e.g. `dtype`).
+
+    Call arguments:
+        y_true: target ids `(batch, tgt_len)`.
+        y_pred: logits `(batch, tgt_len, vocab)`.
+        sample_weight: optional, `(batch,)` or `(batch, tgt_len)`.
+
+    Returns:
+        The scalar mean loss per real token.
     """
 
     def __init__(self, pad_id=0, name="masked_token_loss", **kwargs):
@@ -72,7 +85,13 @@ class MaskedTokenLoss(keras.losses.Loss):
 class SmoothedMaskedTokenLoss(MaskedTokenLoss):
     """`MaskedTokenLoss` with label smoothing: the target distribution puts
     `1 - label_smoothing` on the right token and spreads the rest evenly over
-    the vocabulary (lecture 6's full profile trains with 0.1)."""
+    the vocabulary (lecture 6's full profile trains with 0.1).
+
+    Args:
+        label_smoothing: the probability mass moved off the right token, in
+            `[0, 1)`.
+        pad_id, name, **kwargs: as for `MaskedTokenLoss`.
+    """
 
     def __init__(self, label_smoothing=0.1, pad_id=0, name="smoothed_masked_token_loss", **kwargs):
         super().__init__(pad_id=pad_id, name=name, **kwargs)
@@ -94,7 +113,13 @@ class SmoothedMaskedTokenLoss(MaskedTokenLoss):
 
 @keras.saving.register_keras_serializable(package="course_lib")
 class MaskedTokenAccuracy(keras.metrics.Metric):
-    """Share of real (non-padding) target tokens predicted correctly (weighted by `sample_weight`)."""
+    """Share of real (non-padding) target tokens predicted correctly (weighted by `sample_weight`).
+
+    Args:
+        pad_id: the padding id of the targets.
+        name: the metric's name.
+        **kwargs: other `keras.metrics.Metric` arguments (e.g. `dtype`).
+    """
 
     def __init__(self, pad_id=0, name="token_accuracy", **kwargs):
         super().__init__(name=name, **kwargs)

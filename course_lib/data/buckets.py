@@ -165,6 +165,9 @@ def batched_generate(model, source, batch_size=512, **generate_kwargs):
         model: has `generate(source_batch, **generate_kwargs)` returning a dict
             of NumPy arrays with the batch first (e.g. `Seq2Seq`).
         source: padded source ids `(N, S)`.
+        batch_size: most examples per batch (each batch holds examples of
+            similar length, cut to its longest).
+        **generate_kwargs: passed to `model.generate`.
 
     Returns:
         A dict of lists (one entry per example, in the original order); arrays

@@ -35,8 +35,12 @@ def caption_vocabulary(captions, min_count=1, max_size=None):
     decreasing frequency, ties alphabetical).
 
     Args:
+        captions: the training captions (strings).
         min_count: words seen fewer times become `<unk>`.
         max_size: keep at most this many ids in all (specials included).
+
+    Returns:
+        A `text.Vocabulary` at word level.
     """
     # A bare string would be read as a list of one-letter captions.
     cleaned = [" ".join(tokenize_caption(caption)) for caption in as_string_list(captions, "captions")]

@@ -47,6 +47,8 @@ def cached_features(cache_dir, name, key_parts, count, compute_batch, batch_size
             `stop - start` rows each (e.g. `{"locations": ..., "vector": ...}`).
         batch_size: rows per `compute_batch` call.
         dtype: storage dtype (float16 halves the disk space of a conv5 map).
+        verbose: print whether the features were read from the cache or
+            computed (an unreadable cache file is reported either way).
 
     Returns:
         A dict of arrays (float32) with `count` rows each, read from

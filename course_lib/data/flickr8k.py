@@ -172,6 +172,8 @@ def load_flickr8k(images_dir, captions_file, image_size=48, fractions=(0.8, 0.1,
         seed: the split's random seed.
         limit: use only the first `limit` images (sorted by name), for quick
             runs: None (all) or an integer of at least 1.
+        verbose: warn about each unreadable image and print how many were
+            skipped (they are listed in each part's `skipped` either way).
 
     Returns:
         A dict `{"train", "valid", "test"}` of `CaptionedImages`; every part

@@ -182,6 +182,7 @@ def object_location_masks(boxes, image_size, grid_height, grid_width, min_overla
         boxes: `(n, objects, 4)` pixel boxes `(x0, y0, x1, y1)`.
         image_size: side of the images the boxes refer to.
         grid_height, grid_width: the feature map's `H` and `W`.
+        min_overlap: share of a location's patch the box must cover.
 
     Returns:
         bool `(n, objects, H * W)`.

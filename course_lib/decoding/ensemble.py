@@ -26,6 +26,10 @@ class EnsembleDecoder:
     The memory is `{"mask": ..., "members": (memory_1, ..., memory_M)}` and the
     state a tuple with one state per member. `step` returns the log of the
     mean probability as its logits (`log_softmax` leaves it unchanged).
+
+    Args:
+        decoders: the members' decoders, in the order of the encoder outputs
+            and initial states passed to `prepare_memory`.
     """
 
     def __init__(self, decoders):

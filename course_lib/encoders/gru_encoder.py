@@ -36,6 +36,7 @@ class GRUEncoder(keras.layers.Layer):
 
     Call arguments:
         source: integer token ids `(batch, src_len)`.
+        training: Python boolean, passed to the GRUs.
 
     Returns:
         A tuple `(encoder_outputs, initial_state, source_mask)`:

@@ -73,7 +73,9 @@ class StateDropoutGRUCell(keras.layers.GRUCell):
         training: whether to drop units.
 
     Returns:
-        `(h_i, [h_i])`, as `keras.layers.GRUCell`.
+        `(h_i, new_states)`, as `keras.layers.GRUCell`: `new_states` is
+        `[h_i]` when `states` came as a list, `h_i` itself when it came as a
+        tensor.
     """
 
     def __init__(self, units, state_dropout=0.0, seed=None, **kwargs):

@@ -13,6 +13,7 @@ def caption_bleu(hypotheses, references, max_order=4):
     Args:
         hypotheses: list of N generated captions (strings).
         references: list of N lists of reference captions (e.g. Flickr8k's five).
+        max_order: the longest n-gram scored.
 
     Returns:
         `{"bleu1": ..., "bleu2": ..., ...}` (corpus BLEU with n-grams up to n,

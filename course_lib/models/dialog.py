@@ -41,6 +41,7 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithT
 
     Call arguments:
         inputs: `{"context": (batch, utterances, words), "target_in": (batch, tgt_len)}`.
+        training: Python boolean, passed to the encoder and the decoder.
 
     Returns:
         Logits `(batch, tgt_len, vocab_size)`.

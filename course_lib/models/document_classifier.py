@@ -149,6 +149,7 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
 
     Call arguments:
         documents: integer ids `(batch, sentences, words)`.
+        training: Python boolean: the dropout before the classifier acts only in training.
 
     Returns:
         Class probabilities `(batch, num_classes)`. `explain(documents)` gives

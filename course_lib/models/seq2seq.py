@@ -24,14 +24,11 @@ from course_lib.models.token_compile import CompilesWithTokenDefaults
 class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
-    Training uses teacher forcing: the model is called on
-    `{"source": (batch, src_len), "target_in": (batch, tgt_len)}`, where
-    `target_in` is `<GO>` followed by the target, and returns logits
-    `(batch, tgt_len, vocab)` to be compared with `target_out` (the target
-    followed by `<stop>`), so it works with `fit`, `evaluate` and `predict`.
-    Called on the sources alone (a `(batch, src_len)` tensor or
-    `{"source": ...}`), as `predict(source)` does, it decodes them greedily
-    and returns the tokens `(batch, max_output_length)`, on any backend.
+    Training uses teacher forcing: the logits for `<GO>` followed by the
+    target are compared with `target_out` (the target followed by `<stop>`),
+    so the model works with `fit`, `evaluate` and `predict`. Called on the
+    sources alone, as `predict(source)` does, it decodes them greedily, on
+    any backend.
 
     Supervised attention (optional; the lecture's thought experiment of
     knowing the true weights during training): with
@@ -63,14 +60,26 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, ke
             (the query reads `e(y_{t-1})` first; see `AttentionGRUDecoder`).
         alignment_loss_weight: attentional decoder only: weight of the
             supervised-attention loss (0: attention learns from the
-            translation loss alone).
-
-        With `attention=False` these five are refused unless they keep their
-        defaults (None, False, 1.0, False, 0.0): the plain decoder would
-        ignore them.
+            translation loss alone). With `attention=False` the five
+            attentional-decoder-only arguments are refused unless they keep
+            their defaults (None, False, 1.0, False, 0.0): the plain decoder
+            would ignore them.
         start_id, stop_id, pad_id: the special token ids (`pad_id` pads both the
             sources and the targets).
         max_output_length: default length limit for decoding.
+
+    Call arguments:
+        inputs: for training and evaluation, `{"source": (batch, src_len),
+            "target_in": (batch, tgt_len)}` (and `"alignment"` when the
+            attention is supervised), where `target_in` is `<GO>` followed by
+            the target; for decoding, the sources alone, a `(batch, src_len)`
+            tensor or `{"source": ...}`.
+        training: Python boolean: scheduled sampling and the
+            supervised-attention loss act only in training.
+
+    Returns:
+        With `target_in`, the logits `(batch, tgt_len, vocab)`; with the
+        sources alone, the greedy tokens `(batch, max_output_length)`.
     """
 
     def __init__(

@@ -58,6 +58,10 @@ def white_region(image, attention_map, strength=0.85):
     Args:
         image: uint8 `(height, width, 3)`.
         attention_map: `(height, width)` in `[0, 1]`.
+        strength: how white a location of weight 1 turns (1: pure white).
+
+    Returns:
+        The blended image, uint8 `(height, width, 3)`.
     """
     image = np.asarray(image, "float32")
     alpha = strength * np.asarray(attention_map, "float32")[..., None]
@@ -137,6 +141,7 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
             any dict of lists); `val_` entries are drawn dashed.
         keys: the quantities to draw, one panel each; each must be in at
             least one history.
+        title: the figure's title (None: none).
 
     Returns:
         The matplotlib figure.

@@ -66,8 +66,13 @@ class Vocabulary:
 
         Args:
             texts: list of strings.
+            level, lowercase, split_punctuation, form: as for `Vocabulary`.
             max_size: most tokens, the four special tokens included.
             min_count: drop tokens seen fewer times (they become `<unk>`).
+
+        Returns:
+            A `Vocabulary`: the special tokens, then tokens by decreasing
+            count (ties alphabetical).
         """
         if max_size is not None and max_size <= len(SPECIAL_TOKENS):
             raise ValueError(

@@ -29,9 +29,11 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
             the ImageNet weights cannot be downloaded).
         profile: "fast" or "full" (default: `COURSE_PROFILE`).
         epochs: overrides the profile's number of epochs.
+        images, captions: Flickr8k's image folder and captions file.
         cache_dir: where frozen-backbone features are cached.
         weights: the backbone weights ("imagenet", a file, or None for random).
         seed: data and initialisation seed.
+        verbose: Keras `fit` verbosity (0, 1 or 2).
         parts: already loaded shapes parts (`load_shapes_parts(settings)`), to
             train several models on the same data without generating it again.
         **overrides: any entry of `SETTINGS` (units, batch_size, train, limit...).

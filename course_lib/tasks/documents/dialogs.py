@@ -53,9 +53,13 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, le
             plain decoder from the context vector only).
         sizes: `(train, test)` dialog counts (default by profile).
         epochs: passes over the training dialogs (default by profile).
+        seed: data and initialisation seed.
+        verbose: Keras `fit` verbosity (0, 1 or 2).
         learning_rate: Adam's rate (default by profile; the fast profile's
             short run needs 1e-2: at 3e-3 and 8 epochs, two seeds of three
             stayed near chance on the film fact).
+        **model_kwargs: `HierarchicalDialogModel` arguments (embedding_dim,
+            units, ...).
 
     Returns:
         A `TrainedDialogs` with test metrics (see `dialog_metrics`).

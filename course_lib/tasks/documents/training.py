@@ -48,11 +48,13 @@ def train_documents(
         epochs: passes over the training part (default by profile).
         out: folder to write `model.keras`, the pipeline and `training.json`.
         seed: data and initialisation seed.
+        batch_size: documents per training batch.
         splits: ready `load_splits` output (skips loading).
         sizes: generated-data sizes `(train, valid, test)`; refused for other data and with `splits`.
         max_sentences, max_words: padding limits (default by data kind).
         max_vocab: most words in the vocabulary.
         model_kwargs: extra `DocumentClassifier` arguments (embedding_dim, word_units, ...).
+        verbose: Keras `fit` verbosity (0, 1 or 2).
 
     Returns:
         A `TrainedDocuments`, with test metrics.

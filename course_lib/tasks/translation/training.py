@@ -50,6 +50,8 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
             optimizer state and vocabularies win over `config`'s sizes;
             `config` must keep the run's `seed`, `max_train`, `batch_size`
             and `supervised_pairs`, which choose its data).
+        verbose: Keras `fit` verbosity (0, 1 or 2); 0 also silences the
+            lines about resuming or having nothing left to do.
 
     Returns:
         `(translator, seconds)`.

@@ -91,6 +91,7 @@ def reranker_log_probs(decoded, words, reranker, batch_size=512):
         decoded: `transliterate_words` output from beam search (k > 1).
         words: the roman words that were transliterated, in the same order.
         reranker: a `Reranker`.
+        batch_size: most candidates scored in one batch.
 
     Returns:
         `(log_probs, lengths)`, both `(N, k)`: `log P(x | y)` (channel) or the
@@ -140,6 +141,7 @@ def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
     Args:
         decoded, words, reranker: as for `reranker_log_probs`.
         weight: the reranker's weight (0 keeps the beam order).
+        batch_size: as for `reranker_log_probs`.
         scored: `reranker_log_probs(decoded, words, reranker)` when already
             computed (to try several weights without running the model again).
 
