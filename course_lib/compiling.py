@@ -35,7 +35,13 @@ def compile_once(function, signature):
         shape, dtype = entry
         return tf.TensorSpec(shape, dtype)
 
-    return tf.function(function, input_signature=[spec(entry) for entry in signature])
+    compiled = tf.function(function, input_signature=[spec(entry) for entry in signature])
+    # TensorFlow warns of "retracing" when 5 of the last 10 calls of one Python function traced, counting
+    # every tf.function made from it together (it keys on the code object). Each model compiles its own
+    # decoding function, traced once for its own weights; with a fixed signature none traces twice. So a
+    # notebook that trains six captioners and decodes with each would be told, wrongly, that it retraces.
+    compiled._omit_frequent_tracing_warning = True
+    return compiled
 
 
 def training_jit_compile():
