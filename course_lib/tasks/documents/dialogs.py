@@ -74,7 +74,7 @@ def train_dialogs(attention=True, sizes=None, epochs=None, seed=0, verbose=0, le
     check_ranges({"epochs": epochs, "learning_rate": learning_rate}, "train_dialogs",
                  positive_integers=("epochs",), positive=("learning_rate",))
     train_size, test_size = sizes or pick(fast=(1200, 200), full=(4000, 500))
-    epochs = pick(fast=12, full=30) if epochs is None else epochs
+    epochs = pick(fast=18, full=30) if epochs is None else epochs
     learning_rate = pick(fast=1e-2, full=3e-3) if learning_rate is None else learning_rate
     splits = dialog_splits(train=train_size, test=test_size, seed=seed)
     train = splits["train"]
