@@ -1,0 +1,219 @@
+"""Whole encoder-decoder models recomputed in NumPy from the lecture's equations.
+
+`test_bahdanau_attention.py` checks the attention layer against its formulas, and
+`test_seq2seq.py` checks that the teacher-forced pass equals the model's own `step`.
+Neither would notice a decoder that wires correct pieces together wrongly (attending
+with `s_t` instead of `s_{t-1}`, feeding `[c_t; e(y_{t-1})]` to the output layer in
+another order, bridging the wrong backward state). Here the encoder, the bridge and
+both decoders are written out again in NumPy, step by step, from nothing but the
+models' weights, and the teacher-forced logits and alignments must agree. The same
+decoders are checked inside the image captioner, whose encoder hands over locations
+`a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`.
+
+Every weight is set to random numbers first (biases included): with Keras's zero
+biases, a bias added twice or in the wrong gate would go unnoticed.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from course_lib.models import Seq2Seq
+from course_lib.models.captioner import ImageCaptioner
+
+RNG = np.random.default_rng(7)
+SOURCE_VOCAB, TARGET_VOCAB = 13, 11
+# Right-padded sources of lengths 5, 3 and 1, and teacher-forced targets (<GO> = 1 first).
+SOURCE = np.array([[4, 9, 5, 12, 7], [8, 6, 11, 0, 0], [10, 0, 0, 0, 0]], "int32")
+TARGET_IN = np.array([[1, 5, 9, 4, 7], [1, 3, 8, 0, 0], [1, 6, 10, 2, 0]], "int32")
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def softmax(x):
+    x = x - x.max()
+    return np.exp(x) / np.exp(x).sum()
+
+
+def gru(cell, x, h):
+    """One step of Keras's GRU (gates z, r, candidate; `reset_after=True`, two bias rows):
+
+        z = sigmoid(x W_z + b_z + h U_z + b'_z)
+        r = sigmoid(x W_r + b_r + h U_r + b'_r)
+        h~ = tanh(x W_h + b_h + r * (h U_h + b'_h))
+        h_new = z * h + (1 - z) * h~
+    """
+    kernel, recurrent, bias = (np.asarray(w, "float64") for w in (cell.kernel, cell.recurrent_kernel, cell.bias))
+    units = h.shape[-1]
+    from_input, from_state = x @ kernel + bias[0], h @ recurrent + bias[1]  # (3 * units,) each
+    update = sigmoid(from_input[:units] + from_state[:units])
+    reset = sigmoid(from_input[units:2 * units] + from_state[units:2 * units])
+    candidate = np.tanh(from_input[2 * units:] + reset * from_state[2 * units:])
+    return update * h + (1.0 - update) * candidate
+
+
+def weights(variable):
+    return np.asarray(variable, "float64")
+
+
+def encode(model, tokens):
+    """`h_j = GRU(h_{j-1}, e(x_j))` over the real tokens, both ways when bidirectional;
+    returns the annotations `h_j` and `s_0` (bridged: `tanh(W_bridge [h_fwd_T; h_bwd_1] + b)`)."""
+    encoder = model.encoder
+    embedded = weights(encoder.embedding.embeddings)[tokens]  # (length, embedding_dim)
+    if encoder.bidirectional:
+        forward_cell, backward_cell = encoder.rnn.forward_layer.cell, encoder.rnn.backward_layer.cell
+    else:
+        forward_cell, backward_cell = encoder.rnn.cell, None
+    state, forward_states = np.zeros(encoder.units), []
+    for x in embedded:
+        state = gru(forward_cell, x, state)
+        forward_states.append(state)
+    annotations, final = np.array(forward_states), state  # (length, units), h_fwd_T
+    if backward_cell is not None:
+        state, backward_states = np.zeros(encoder.units), []
+        for x in embedded[::-1]:
+            state = gru(backward_cell, x, state)
+            backward_states.append(state)
+        backward = np.array(backward_states[::-1])  # back in reading order: backward[0] is h_bwd_1
+        annotations = np.concatenate([annotations, backward], axis=-1)  # h_j = [h_fwd_j; h_bwd_j]
+        final = np.concatenate([final, backward[0]])
+    if encoder.bridge is not None:
+        final = np.tanh(final @ weights(encoder.bridge.kernel) + weights(encoder.bridge.bias))
+    return annotations, final
+
+
+def attend(attention, query, annotations):
+    """e_j = v_att^T tanh(U_att query + W_att h_j), alpha = softmax_j(e), c = sum_j alpha_j h_j."""
+    U_att, W_att, v_att = (weights(w) for w in (attention.query_kernel, attention.key_kernel, attention.score_vector))
+    scores = np.array([v_att @ np.tanh(U_att.T @ query + W_att.T @ h_j) for h_j in annotations])
+    alpha = softmax(scores)
+    return alpha @ annotations, alpha
+
+
+def attention_decoder(decoder, annotations, s_0, target_in):
+    embeddings = weights(decoder.embedding.embeddings)
+    V, b = weights(decoder.output_layer.kernel), weights(decoder.output_layer.bias)
+    state, logits, alphas = s_0, [], []
+    for previous in target_in:
+        e_previous = embeddings[previous]  # e(y_{t-1})
+        if decoder.conditional:
+            query = gru(decoder.input_cell, e_previous, state)  # s'_t = GRU_1(s_{t-1}, e(y_{t-1}))
+            c_t, alpha = attend(decoder.attention, query, annotations)
+            state = gru(decoder.cell, c_t, query)  # s_t = GRU_2(s'_t, c_t)
+        else:
+            c_t, alpha = attend(decoder.attention, state, annotations)  # the query is s_{t-1}
+            state = gru(decoder.cell, np.concatenate([e_previous, c_t]), state)  # s_t = GRU(s_{t-1}, [e; c_t])
+        read = np.concatenate([state, c_t, e_previous]) if decoder.deep_output else state
+        logits.append(read @ V + b)  # V s_t + b, or V [s_t; c_t; e(y_{t-1})] + b
+        alphas.append(alpha)
+    return np.array(logits), np.array(alphas)
+
+
+def plain_decoder(decoder, s_0, h_T, target_in):
+    """Option 1: s_0 (= h_T in Seq2Seq), input e(y_{t-1}). Option 2 (the course's choice): s_0 = 0,
+    input [e(y_{t-1}); h_T]."""
+    embeddings = weights(decoder.embedding.embeddings)
+    V, b = weights(decoder.output_layer.kernel), weights(decoder.output_layer.bias)
+    state = s_0 if decoder.option == 1 else np.zeros(decoder.units)
+    logits = []
+    for previous in target_in:
+        x = embeddings[previous] if decoder.option == 1 else np.concatenate([embeddings[previous], h_T])
+        state = gru(decoder.gru.cell, x, state)
+        logits.append(state @ V + b)
+    return np.array(logits)
+
+
+def randomised(seed, **kwargs):
+    keras.utils.set_random_seed(seed)
+    model = Seq2Seq(SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=6, units=8, **kwargs)
+    model.build()
+    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    return model
+
+
+def reference(model):
+    """NumPy logits `(batch, tgt_len, vocab)` and alignments `(batch, tgt_len, src_len)`, row by row,
+    each source cut to its real tokens (padding gets no weight: it is never read)."""
+    all_logits, all_alignments = [], []
+    for source, target_in in zip(SOURCE, TARGET_IN):
+        annotations, s_0 = encode(model, source[source != 0])
+        if model.attention:
+            logits, alphas = attention_decoder(model.decoder, annotations, s_0, target_in)
+        else:
+            logits, alphas = plain_decoder(model.decoder, s_0, s_0, target_in), np.zeros((len(target_in), 0))
+        all_logits.append(logits)
+        all_alignments.append(np.pad(alphas, ((0, 0), (0, SOURCE.shape[1] - alphas.shape[1]))))
+    return np.array(all_logits), np.array(all_alignments)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"attention": True},
+    {"attention": True, "bidirectional": True},
+    {"attention": True, "bidirectional": True, "deep_output": True, "attention_units": 5},
+    {"attention": True, "bidirectional": True, "encoder_units": 4, "conditional": True},
+    {"attention": False, "option": 1},
+    {"attention": False, "option": 2},
+    {"attention": False, "option": 2, "bidirectional": True},
+], ids=["attention", "bidirectional", "deep-output", "conditional", "option1", "option2", "option2-bidirectional"])
+def test_teacher_forced_pass_equals_the_equations_in_numpy(kwargs):
+    model = randomised(0, **kwargs)
+    logits, alignments = (np.asarray(x) for x in model.forward(SOURCE, TARGET_IN))
+    expected_logits, expected_alignments = reference(model)
+    assert np.abs(expected_logits).max() > 1.0  # random weights: logits far from zero, so a wrong term shows
+    np.testing.assert_allclose(logits, expected_logits, atol=2e-5, rtol=1e-5)
+    np.testing.assert_allclose(alignments, expected_alignments, atol=1e-6)
+    if model.attention:
+        np.testing.assert_allclose(alignments.sum(-1), 1.0, atol=1e-6)  # every row has a real token
+
+
+def test_the_reference_tells_the_wirings_apart():
+    """The check above can fail: the reference with one piece changed no longer matches the model."""
+    model = randomised(1, attention=True, bidirectional=True)
+    logits, _ = (np.asarray(x) for x in model.forward(SOURCE, TARGET_IN))
+    source, target_in = SOURCE[0], TARGET_IN[0]
+    annotations, s_0 = encode(model, source)
+    decoder = model.decoder
+    embeddings = weights(decoder.embedding.embeddings)
+    V, b = weights(decoder.output_layer.kernel), weights(decoder.output_layer.bias)
+    # Attending with the new state s_t (computed from the previous step's context) instead of s_{t-1}.
+    state, context, wrong = s_0, np.zeros(annotations.shape[-1]), []
+    for previous in target_in:
+        state = gru(decoder.cell, np.concatenate([embeddings[previous], context]), state)
+        context, _ = attend(decoder.attention, state, annotations)
+        wrong.append(state @ V + b)
+    assert np.abs(np.array(wrong) - logits[0]).max() > 1e-2
+    # The backward direction's last state (h_bwd_T) bridged instead of h_bwd_1.
+    units = model.encoder.units
+    swapped = np.concatenate([annotations[-1, :units], annotations[-1, units:]])
+    bridged = np.tanh(swapped @ weights(model.encoder.bridge.kernel) + weights(model.encoder.bridge.bias))
+    assert np.abs(bridged - s_0).max() > 1e-2
+    np.testing.assert_allclose(np.asarray(model.encode(SOURCE)[1])[0], s_0, atol=1e-5)
+
+
+@pytest.mark.parametrize("decoder", ["attention", "option1", "option2"])
+def test_captioner_equals_the_equations_in_numpy(decoder):
+    """attention: s_0 = tanh(W_init mean_j a_j + b), then the attentional decoder over the 12 locations;
+    option1: s_0 = W_proj fc7(I) (no bias); option2: s_0 = 0 and fc7(I) joined to every input."""
+    keras.utils.set_random_seed(2)
+    model = ImageCaptioner(TARGET_VOCAB, decoder=decoder, encoder="features", feature_locations=12,
+                           feature_channels=7, feature_vector_dim=9, embedding_dim=6, units=8)
+    model.build()
+    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    inputs = {"locations": RNG.normal(size=(3, 12, 7)).astype("float32"),
+              "vector": RNG.normal(size=(3, 9)).astype("float32"), "target_in": TARGET_IN}
+    logits, alignments = (np.asarray(x) for x in model.forward(inputs))
+    for row in range(3):
+        a, fc7 = inputs["locations"][row].astype("float64"), inputs["vector"][row].astype("float64")
+        if decoder == "attention":
+            s_0 = np.tanh(a.mean(axis=0) @ weights(model.bridge.kernel) + weights(model.bridge.bias))
+            expected, alphas = attention_decoder(model.decoder, a, s_0, TARGET_IN[row])
+            np.testing.assert_allclose(alignments[row], alphas, atol=1e-6)
+        else:
+            s_0 = fc7 @ weights(model.bridge.kernel) if decoder == "option1" else None
+            expected = plain_decoder(model.decoder, s_0, fc7, TARGET_IN[row])
+            assert not alignments[row].any()
+        assert np.abs(expected).max() > 1.0
+        np.testing.assert_allclose(logits[row], expected, atol=2e-5, rtol=1e-5)
