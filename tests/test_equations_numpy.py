@@ -8,7 +8,9 @@ another order, bridging the wrong backward state). Here the encoder, the bridge 
 both decoders are written out again in NumPy, step by step, from nothing but the
 models' weights, and the teacher-forced logits and alignments must agree. The same
 decoders are checked inside the image captioner, whose encoder hands over locations
-`a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`.
+`a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`, and the hierarchical attention
+network's classifier is written out the same way (word and sentence attention against
+`u_w` and `u_s`).
 
 Every weight is set to random numbers first (biases included): with Keras's zero
 biases, a bias added twice or in the wrong gate would go unnoticed.
@@ -20,6 +22,7 @@ import pytest
 
 from course_lib.models import Seq2Seq
 from course_lib.models.captioner import ImageCaptioner
+from course_lib.models.document_classifier import DocumentClassifier
 
 RNG = np.random.default_rng(7)
 SOURCE_VOCAB, TARGET_VOCAB = 13, 11
@@ -58,28 +61,33 @@ def weights(variable):
     return np.asarray(variable, "float64")
 
 
+def states(cells, inputs):
+    """`h_j = GRU(h_{j-1}, x_j)` from zeros over `inputs` (length, dim); with two cells (a bidirectional
+    layer) also `GRU_bwd` from the last input back, each `h_j = [h_fwd_j; h_bwd_j]` in reading order.
+    Returns the states and the final state, `[h_fwd_T; h_bwd_1]` when bidirectional."""
+    outputs, finals = [], []
+    for cell, order in zip(cells, (1, -1)):
+        state, row = np.zeros(cell.units), []
+        for x in inputs[::order]:
+            state = gru(cell, x, state)
+            row.append(state)
+        outputs.append(np.array(row[::order]))  # reading order
+        finals.append(state)  # h_fwd_T, then h_bwd_1
+    return np.concatenate(outputs, axis=-1), np.concatenate(finals)
+
+
+def cells(layer):
+    """The GRU cells of a recurrent layer: (forward,) or (forward, backward)."""
+    if isinstance(layer, keras.layers.Bidirectional):
+        return layer.forward_layer.cell, layer.backward_layer.cell
+    return (layer.cell,)
+
+
 def encode(model, tokens):
     """`h_j = GRU(h_{j-1}, e(x_j))` over the real tokens, both ways when bidirectional;
     returns the annotations `h_j` and `s_0` (bridged: `tanh(W_bridge [h_fwd_T; h_bwd_1] + b)`)."""
     encoder = model.encoder
-    embedded = weights(encoder.embedding.embeddings)[tokens]  # (length, embedding_dim)
-    if encoder.bidirectional:
-        forward_cell, backward_cell = encoder.rnn.forward_layer.cell, encoder.rnn.backward_layer.cell
-    else:
-        forward_cell, backward_cell = encoder.rnn.cell, None
-    state, forward_states = np.zeros(encoder.units), []
-    for x in embedded:
-        state = gru(forward_cell, x, state)
-        forward_states.append(state)
-    annotations, final = np.array(forward_states), state  # (length, units), h_fwd_T
-    if backward_cell is not None:
-        state, backward_states = np.zeros(encoder.units), []
-        for x in embedded[::-1]:
-            state = gru(backward_cell, x, state)
-            backward_states.append(state)
-        backward = np.array(backward_states[::-1])  # back in reading order: backward[0] is h_bwd_1
-        annotations = np.concatenate([annotations, backward], axis=-1)  # h_j = [h_fwd_j; h_bwd_j]
-        final = np.concatenate([final, backward[0]])
+    annotations, final = states(cells(encoder.rnn), weights(encoder.embedding.embeddings)[tokens])
     if encoder.bridge is not None:
         final = np.tanh(final @ weights(encoder.bridge.kernel) + weights(encoder.bridge.bias))
     return annotations, final
@@ -217,3 +225,46 @@ def test_captioner_equals_the_equations_in_numpy(decoder):
             assert not alignments[row].any()
         assert np.abs(expected).max() > 1.0
         np.testing.assert_allclose(logits[row], expected, atol=2e-5, rtol=1e-5)
+
+
+def pool(attention, states_):
+    """u_j = tanh(W h_j + b), alpha = softmax_j(u_j^T u), pooled = sum_j alpha_j h_j."""
+    kernel, bias, context = (weights(w) for w in attention.weights)
+    alpha = softmax(np.tanh(states_ @ kernel + bias) @ context)
+    return alpha @ states_, alpha
+
+
+@pytest.mark.parametrize("bidirectional", [True, False], ids=["bidirectional", "one-directional"])
+def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirectional):
+    """Word level: h_ij = GRU_w(h_i,j-1, e(w_ij)), s_i = sum_j alpha_ij h_ij with alpha_ij = softmax_j(u_ij^T u_w);
+    sentence level: h_i = GRU_s(h_i-1, s_i), s = sum_i alpha_i h_i against u_s; P(y | d) = softmax(W_c s + b_c).
+    Padded words and sentences are never read."""
+    keras.utils.set_random_seed(3)
+    model = DocumentClassifier(SOURCE_VOCAB, 4, embedding_dim=6, word_units=5, sentence_units=4,
+                               attention_units=7, bidirectional=bidirectional)
+    documents = np.array([[[4, 9, 5, 0], [8, 6, 11, 12], [10, 0, 0, 0]],
+                          [[7, 7, 3, 0], [0, 0, 0, 0], [0, 0, 0, 0]]], "int32")  # 3 and 1 real sentences
+    model.build()
+    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    probabilities = np.asarray(model(documents))
+    explained = {key: np.asarray(value) for key, value in model.encode(documents).items()}
+    encoder = model.encoder
+    embeddings = weights(encoder.embedding.embeddings)
+    for row, document in enumerate(documents):
+        sentences = [sentence[sentence != 0] for sentence in document if (sentence != 0).any()]
+        vectors = []
+        for i, words in enumerate(sentences):
+            word_states, _ = states(cells(encoder.word_rnn), embeddings[words])
+            s_i, alpha_words = pool(encoder.word_attention, word_states)
+            np.testing.assert_allclose(explained["word_weights"][row, i, :len(words)], alpha_words, atol=1e-5)
+            assert not explained["word_weights"][row, i, len(words):].any()
+            vectors.append(s_i)
+        sentence_states, _ = states(cells(encoder.sentence_rnn), np.array(vectors))
+        document_vector, alpha_sentences = pool(encoder.sentence_attention, sentence_states)
+        count = len(sentences)
+        np.testing.assert_allclose(explained["sentence_weights"][row, :count], alpha_sentences, atol=1e-5)
+        assert not explained["sentence_weights"][row, count:].any()
+        np.testing.assert_allclose(explained["document"][row], document_vector, atol=1e-5)
+        expected = softmax(document_vector @ weights(model.classifier.kernel) + weights(model.classifier.bias))
+        np.testing.assert_allclose(probabilities[row], expected, atol=1e-5)
+    assert np.ptp(explained["sentence_weights"][0, :3]) > 0.01  # not a uniform average (to 1e-5, above)
