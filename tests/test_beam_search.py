@@ -1,4 +1,5 @@
-"""Beam search: width 1 = greedy, sorted beams, frozen finished scores, batching."""
+"""Beam search: width 1 = greedy, sorted beams, frozen finished scores, batching, and the exact k best
+when the beam is wide enough to see every output."""
 
 import keras
 import numpy as np
@@ -248,3 +249,35 @@ def test_decoding_never_writes_go_or_pad_even_when_they_score_best():
     for row in beams:
         written = row[: list(row).index(STOP) + 1] if STOP in row else row
         assert PAD not in written and GO not in written, beams
+
+
+@pytest.mark.parametrize("length_penalty", [0.0, 1.0])
+def test_a_full_width_beam_over_two_steps_returns_the_exact_k_best(length_penalty):
+    """With `max_length=2` and a beam as wide as the writable tokens (<stop> and 7 words), step 1
+    keeps every one-token prefix, so step 2 sees every possible output: `[<stop>]`, `[a, <stop>]` and
+    the unfinished `[a, b]`, 1 + 7 * 8 = 57 of them. The k beams must be exactly the k best of those,
+    found here by scoring each one with a teacher-forced pass."""
+    vocab = 10
+    keras.utils.set_random_seed(5)
+    model = Seq2Seq(12, vocab, embedding_dim=8, units=16, bidirectional=True)
+    model.build()
+    rng = np.random.default_rng(5)
+    model.set_weights([rng.normal(scale=0.8, size=w.shape).astype("float32") for w in model.get_weights()])
+    source = np.array([[4, 5, 6, 7], [8, 9, 0, 0]], "int32")
+    words = list(range(A, vocab))
+    outputs = [[STOP]] + [[a, b] for a in words for b in [STOP] + words]
+    width = vocab - 2
+    result = model.generate(source, max_length=2, beam_width=width, length_penalty=length_penalty)
+    for row in range(len(source)):
+        target_in = np.array([[GO, output[0]] for output in outputs], "int32")
+        logits, _ = model.forward(np.repeat(source[row:row + 1], len(outputs), axis=0), target_in)
+        log_softmax = np.asarray(ops.log_softmax(logits, axis=-1))  # (57, 2, vocab)
+        log_probs = np.array([sum(log_softmax[i, t, token] for t, token in enumerate(output))
+                              for i, output in enumerate(outputs)])
+        scores = log_probs / np.array([len(output) for output in outputs], "float64") ** length_penalty
+        best = np.argsort(-scores)[:width + 1]
+        assert scores[best[width - 1]] - scores[best[width]] > 1e-4  # no tie at the edge of the beam
+        found = [[int(t) for t in tokens if t != PAD] for tokens in result["beam_tokens"][row]]
+        assert found == [outputs[i] for i in best[:width]]
+        np.testing.assert_allclose(result["beam_log_probs"][row], log_probs[best[:width]], atol=1e-4)
+        np.testing.assert_allclose(result["beam_scores"][row], scores[best[:width]], atol=1e-4)
