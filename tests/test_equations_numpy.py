@@ -10,7 +10,7 @@ models' weights, and the teacher-forced logits and alignments must agree. The sa
 decoders are checked inside the image captioner, whose encoder hands over locations
 `a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`, and the hierarchical attention
 network's classifier is written out the same way (word and sentence attention against
-`u_w` and `u_s`).
+`u_w` and `u_s`), and so is lecture 1's language model with each of its three cells.
 
 Every weight is set to random numbers first (biases included): with Keras's zero
 biases, a bias added twice or in the wrong gate would go unnoticed.
@@ -23,6 +23,7 @@ import pytest
 from course_lib.models import Seq2Seq
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.document_classifier import DocumentClassifier
+from course_lib.models.language_model import RNNLanguageModel
 
 RNG = np.random.default_rng(7)
 SOURCE_VOCAB, TARGET_VOCAB = 13, 11
@@ -268,3 +269,43 @@ def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirec
         expected = softmax(document_vector @ weights(model.classifier.kernel) + weights(model.classifier.bias))
         np.testing.assert_allclose(probabilities[row], expected, atol=1e-5)
     assert np.ptp(explained["sentence_weights"][0, :3]) > 0.01  # not a uniform average (to 1e-5, above)
+
+
+def simple_rnn(cell, x, s):
+    """s_t = tanh(U x_t + W s_{t-1} + b)."""
+    return np.tanh(x @ weights(cell.kernel) + s @ weights(cell.recurrent_kernel) + weights(cell.bias))
+
+
+def lstm(cell, x, h, c):
+    """Keras's gate order i, f, candidate, o: c_t = f * c_{t-1} + i * tanh(.), h_t = o * tanh(c_t)."""
+    units = h.shape[-1]
+    z = x @ weights(cell.kernel) + h @ weights(cell.recurrent_kernel) + weights(cell.bias)
+    i, f, o = sigmoid(z[:units]), sigmoid(z[units:2 * units]), sigmoid(z[3 * units:])
+    c = f * c + i * np.tanh(z[2 * units:3 * units])
+    return o * np.tanh(c), c
+
+
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_language_model_equals_the_equations_in_numpy(cell):
+    """s_t = RNN(s_{t-1}, e(y_{t-1})) from the learned s_0 (h_0 and c_0 for the LSTM), P(y_t) = softmax(V s_t + c)."""
+    keras.utils.set_random_seed(4)
+    model = RNNLanguageModel(TARGET_VOCAB, embedding_dim=6, units=8, cell=cell)
+    model.build((None, None))
+    for variable in model.weights:
+        variable.assign(RNG.normal(scale=0.6, size=variable.shape).astype("float32"))
+    logits = np.asarray(model(TARGET_IN))
+    rnn_cell, embeddings = model.rnn.cell, weights(model.embedding.embeddings)
+    V, c = weights(model.output_layer.kernel), weights(model.output_layer.bias)
+    for row, tokens in enumerate(TARGET_IN):
+        real = tokens[: np.count_nonzero(tokens)]  # right-padded: the real tokens come first
+        state = weights(model.initial_state)  # (states, units): s_0, or h_0 and c_0
+        expected = []
+        for token in real:
+            x = embeddings[token]
+            if cell == "lstm":
+                state = np.stack(lstm(rnn_cell, x, state[0], state[1]))
+            else:
+                state = (simple_rnn if cell == "rnn" else gru)(rnn_cell, x, state[0])[None]
+            expected.append(state[0] @ V + c)
+        assert np.abs(expected).max() > 1.0
+        np.testing.assert_allclose(logits[row, :len(real)], np.array(expected), atol=2e-5, rtol=1e-5)
