@@ -10,7 +10,7 @@ models' weights, and the teacher-forced logits and alignments must agree. The sa
 decoders are checked inside the image captioner, whose encoder hands over locations
 `a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`, and the hierarchical attention
 network's classifier is written out the same way (word and sentence attention against
-`u_w` and `u_s`), and so is lecture 1's language model with each of its three cells.
+`u_w` and `u_s`), with the dialog model that decodes from it; so is lecture 1's language model with each of its three cells.
 
 Every weight is set to random numbers first (biases included): with Keras's zero
 biases, a bias added twice or in the wrong gate would go unnoticed.
@@ -22,6 +22,7 @@ import pytest
 
 from course_lib.models import Seq2Seq
 from course_lib.models.captioner import ImageCaptioner
+from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier
 from course_lib.models.language_model import RNNLanguageModel
 
@@ -235,40 +236,75 @@ def pool(attention, states_):
     return alpha @ states_, alpha
 
 
+def hierarchical(encoder, document):
+    """The HAN encoder on one document `(sentences, words)`: word level h_ij = GRU_w(h_i,j-1, e(w_ij)),
+    s_i = sum_j alpha_ij h_ij with alpha_ij = softmax_j(u_ij^T u_w); sentence level h_i = GRU_s(h_i-1, s_i),
+    s = sum_i alpha_i h_i against u_s. Padded words and sentences are left out: never read.
+    Returns the sentence states h_i, the document vector s, the word weights (one array per
+    sentence) and the sentence weights."""
+    embeddings = weights(encoder.embedding.embeddings)
+    sentences = [sentence[sentence != 0] for sentence in document if (sentence != 0).any()]
+    vectors, word_weights = [], []
+    for words in sentences:
+        word_states, _ = states(cells(encoder.word_rnn), embeddings[words])
+        s_i, alpha_words = pool(encoder.word_attention, word_states)
+        vectors.append(s_i)
+        word_weights.append(alpha_words)
+    sentence_states, _ = states(cells(encoder.sentence_rnn), np.array(vectors))
+    document_vector, sentence_weights = pool(encoder.sentence_attention, sentence_states)
+    return sentence_states, document_vector, word_weights, sentence_weights
+
+
+DOCUMENTS = np.array([[[4, 9, 5, 0], [8, 6, 11, 12], [10, 0, 0, 0]],
+                      [[7, 7, 3, 0], [0, 0, 0, 0], [0, 0, 0, 0]]], "int32")  # 3 and 1 real sentences
+
+
 @pytest.mark.parametrize("bidirectional", [True, False], ids=["bidirectional", "one-directional"])
 def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirectional):
-    """Word level: h_ij = GRU_w(h_i,j-1, e(w_ij)), s_i = sum_j alpha_ij h_ij with alpha_ij = softmax_j(u_ij^T u_w);
-    sentence level: h_i = GRU_s(h_i-1, s_i), s = sum_i alpha_i h_i against u_s; P(y | d) = softmax(W_c s + b_c).
-    Padded words and sentences are never read."""
+    """`hierarchical` above, then P(y | d) = softmax(W_c s + b_c); padding gets exactly 0 weight."""
     keras.utils.set_random_seed(3)
     model = DocumentClassifier(SOURCE_VOCAB, 4, embedding_dim=6, word_units=5, sentence_units=4,
                                attention_units=7, bidirectional=bidirectional)
-    documents = np.array([[[4, 9, 5, 0], [8, 6, 11, 12], [10, 0, 0, 0]],
-                          [[7, 7, 3, 0], [0, 0, 0, 0], [0, 0, 0, 0]]], "int32")  # 3 and 1 real sentences
     model.build()
     model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
-    probabilities = np.asarray(model(documents))
-    explained = {key: np.asarray(value) for key, value in model.encode(documents).items()}
-    encoder = model.encoder
-    embeddings = weights(encoder.embedding.embeddings)
-    for row, document in enumerate(documents):
-        sentences = [sentence[sentence != 0] for sentence in document if (sentence != 0).any()]
-        vectors = []
-        for i, words in enumerate(sentences):
-            word_states, _ = states(cells(encoder.word_rnn), embeddings[words])
-            s_i, alpha_words = pool(encoder.word_attention, word_states)
-            np.testing.assert_allclose(explained["word_weights"][row, i, :len(words)], alpha_words, atol=1e-5)
-            assert not explained["word_weights"][row, i, len(words):].any()
-            vectors.append(s_i)
-        sentence_states, _ = states(cells(encoder.sentence_rnn), np.array(vectors))
-        document_vector, alpha_sentences = pool(encoder.sentence_attention, sentence_states)
-        count = len(sentences)
-        np.testing.assert_allclose(explained["sentence_weights"][row, :count], alpha_sentences, atol=1e-5)
+    probabilities = np.asarray(model(DOCUMENTS))
+    explained = {key: np.asarray(value) for key, value in model.encode(DOCUMENTS).items()}
+    for row, document in enumerate(DOCUMENTS):
+        _, document_vector, word_weights, sentence_weights = hierarchical(model.encoder, document)
+        for i, alpha_words in enumerate(word_weights):
+            np.testing.assert_allclose(explained["word_weights"][row, i, :len(alpha_words)], alpha_words, atol=1e-5)
+            assert not explained["word_weights"][row, i, len(alpha_words):].any()
+        count = len(sentence_weights)
+        np.testing.assert_allclose(explained["sentence_weights"][row, :count], sentence_weights, atol=1e-5)
         assert not explained["sentence_weights"][row, count:].any()
         np.testing.assert_allclose(explained["document"][row], document_vector, atol=1e-5)
         expected = softmax(document_vector @ weights(model.classifier.kernel) + weights(model.classifier.bias))
         np.testing.assert_allclose(probabilities[row], expected, atol=1e-5)
     assert np.ptp(explained["sentence_weights"][0, :3]) > 0.01  # not a uniform average (to 1e-5, above)
+
+
+@pytest.mark.parametrize("attention", [True, False], ids=["attention", "plain"])
+def test_dialog_model_equals_the_equations_in_numpy(attention):
+    """The context read by `hierarchical`, s_0 = tanh(W_bridge s + b_bridge); then the attentional decoder
+    over the utterance states h_i, or the plain one (option 1) from s_0 alone."""
+    keras.utils.set_random_seed(6)
+    model = HierarchicalDialogModel(SOURCE_VOCAB, embedding_dim=6, word_units=5, sentence_units=4, units=8,
+                                    attention=attention)
+    model.build()
+    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    target_in = TARGET_IN[:2]
+    logits, alignments = (np.asarray(x) for x in model.forward(DOCUMENTS, target_in))
+    for row, context in enumerate(DOCUMENTS):
+        utterance_states, context_vector, _, _ = hierarchical(model.encoder, context)
+        s_0 = np.tanh(context_vector @ weights(model.bridge.kernel) + weights(model.bridge.bias))
+        if attention:
+            expected, alphas = attention_decoder(model.decoder, utterance_states, s_0, target_in[row])
+            np.testing.assert_allclose(alignments[row, :, :len(utterance_states)], alphas, atol=1e-5)
+            assert not alignments[row, :, len(utterance_states):].any()
+        else:
+            expected = plain_decoder(model.decoder, s_0, None, target_in[row])
+        assert np.abs(expected).max() > 1.0
+        np.testing.assert_allclose(logits[row], expected, atol=2e-5, rtol=1e-5)
 
 
 def simple_rnn(cell, x, s):
