@@ -1,16 +1,20 @@
-"""Whole encoder-decoder models recomputed in NumPy from the lecture's equations.
+"""Whole models recomputed in NumPy from the lecture's equations.
 
 `test_bahdanau_attention.py` checks the attention layer against its formulas, and
 `test_seq2seq.py` checks that the teacher-forced pass equals the model's own `step`.
 Neither would notice a decoder that wires correct pieces together wrongly (attending
 with `s_t` instead of `s_{t-1}`, feeding `[c_t; e(y_{t-1})]` to the output layer in
-another order, bridging the wrong backward state). Here the encoder, the bridge and
-both decoders are written out again in NumPy, step by step, from nothing but the
-models' weights, and the teacher-forced logits and alignments must agree. The same
-decoders are checked inside the image captioner, whose encoder hands over locations
-`a_j` and a vector `fc7(I)` instead of `h_j` and `h_T`, and the hierarchical attention
-network's classifier is written out the same way (word and sentence attention against
-`u_w` and `u_s`), with the dialog model that decodes from it; so is lecture 1's language model with each of its three cells.
+another order, bridging the wrong backward state). Here these models are
+written out again in NumPy, step by step, from nothing but its weights, and its
+teacher-forced outputs and attention weights must agree:
+
+* `Seq2Seq`: the encoder (one or both directions), the bridge, the attentional
+  decoder (plain, deep output, conditional) and the plain decoder's options 1 and 2;
+* `ImageCaptioner`: the same decoders fed locations `a_j` and a vector `fc7(I)`;
+* `DocumentClassifier`: the hierarchical attention network (word and sentence
+  attention against `u_w` and `u_s`), and `HierarchicalDialogModel`, which decodes
+  from it;
+* `RNNLanguageModel` (lecture 1) with each of its three cells.
 
 Every weight is set to random numbers first (biases included): with Keras's zero
 biases, a bias added twice or in the wrong gate would go unnoticed.
