@@ -5,7 +5,7 @@
 Neither would notice a decoder that wires correct pieces together wrongly (attending
 with `s_t` instead of `s_{t-1}`, feeding `[c_t; e(y_{t-1})]` to the output layer in
 another order, bridging the wrong backward state). Here these models are
-written out again in NumPy, step by step, from nothing but its weights, and its
+written out again in NumPy, step by step, from nothing but their weights, and their
 teacher-forced outputs and attention weights must agree:
 
 * `Seq2Seq`: the encoder (one or both directions), the bridge, the attentional
