@@ -108,6 +108,7 @@ def attend(attention, query, annotations):
 
 
 def attention_decoder(decoder, annotations, s_0, target_in):
+    """Teacher-forced logits and weights, one step per input token `y_{t-1}` (see the comments)."""
     embeddings = weights(decoder.embedding.embeddings)
     V, b = weights(decoder.output_layer.kernel), weights(decoder.output_layer.bias)
     state, logits, alphas = s_0, [], []
