@@ -30,7 +30,6 @@ from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier
 from course_lib.models.language_model import RNNLanguageModel
 
-RNG = np.random.default_rng(7)
 SOURCE_VOCAB, TARGET_VOCAB = 13, 11
 # Right-padded sources of lengths 5, 3 and 1, and teacher-forced targets (<GO> = 1 first).
 SOURCE = np.array([[4, 9, 5, 12, 7], [8, 6, 11, 0, 0], [10, 0, 0, 0, 0]], "int32")
@@ -107,22 +106,27 @@ def attend(attention, query, annotations):
     return alpha @ annotations, alpha
 
 
-def attention_decoder(decoder, annotations, s_0, target_in):
-    """Teacher-forced logits and weights, one step per input token `y_{t-1}` (see the comments)."""
-    embeddings = weights(decoder.embedding.embeddings)
+def attention_step(decoder, annotations, state, previous):
+    """One step from y_{t-1} and s_{t-1}: returns the logits, s_t and alpha_t."""
+    e_previous = weights(decoder.embedding.embeddings)[previous]  # e(y_{t-1})
+    if decoder.conditional:
+        query = gru(decoder.input_cell, e_previous, state)  # s'_t = GRU_1(s_{t-1}, e(y_{t-1}))
+        c_t, alpha = attend(decoder.attention, query, annotations)
+        state = gru(decoder.cell, c_t, query)  # s_t = GRU_2(s'_t, c_t)
+    else:
+        c_t, alpha = attend(decoder.attention, state, annotations)  # the query is s_{t-1}
+        state = gru(decoder.cell, np.concatenate([e_previous, c_t]), state)  # s_t = GRU(s_{t-1}, [e; c_t])
+    read = np.concatenate([state, c_t, e_previous]) if decoder.deep_output else state
     V, b = weights(decoder.output_layer.kernel), weights(decoder.output_layer.bias)
+    return read @ V + b, state, alpha  # V s_t + b, or V [s_t; c_t; e(y_{t-1})] + b
+
+
+def attention_decoder(decoder, annotations, s_0, target_in):
+    """Teacher-forced logits and weights, one step per input token `y_{t-1}`."""
     state, logits, alphas = s_0, [], []
     for previous in target_in:
-        e_previous = embeddings[previous]  # e(y_{t-1})
-        if decoder.conditional:
-            query = gru(decoder.input_cell, e_previous, state)  # s'_t = GRU_1(s_{t-1}, e(y_{t-1}))
-            c_t, alpha = attend(decoder.attention, query, annotations)
-            state = gru(decoder.cell, c_t, query)  # s_t = GRU_2(s'_t, c_t)
-        else:
-            c_t, alpha = attend(decoder.attention, state, annotations)  # the query is s_{t-1}
-            state = gru(decoder.cell, np.concatenate([e_previous, c_t]), state)  # s_t = GRU(s_{t-1}, [e; c_t])
-        read = np.concatenate([state, c_t, e_previous]) if decoder.deep_output else state
-        logits.append(read @ V + b)  # V s_t + b, or V [s_t; c_t; e(y_{t-1})] + b
+        step_logits, state, alpha = attention_step(decoder, annotations, state, previous)
+        logits.append(step_logits)
         alphas.append(alpha)
     return np.array(logits), np.array(alphas)
 
@@ -141,12 +145,20 @@ def plain_decoder(decoder, s_0, h_T, target_in):
     return np.array(logits)
 
 
+def randomise(model, seed):
+    """Sets every weight (biases and learned initial states too) to random numbers of its own seed,
+    so a test's numbers do not depend on which tests ran before it."""
+    rng = np.random.default_rng(seed)
+    for variable in model.weights:
+        variable.assign(rng.normal(scale=0.6, size=variable.shape).astype("float32"))
+    return model
+
+
 def randomised(seed, **kwargs):
     keras.utils.set_random_seed(seed)
     model = Seq2Seq(SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=6, units=8, **kwargs)
     model.build()
-    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
-    return model
+    return randomise(model, seed)
 
 
 def reference(model):
@@ -216,9 +228,10 @@ def test_captioner_equals_the_equations_in_numpy(decoder):
     model = ImageCaptioner(TARGET_VOCAB, decoder=decoder, encoder="features", feature_locations=12,
                            feature_channels=7, feature_vector_dim=9, embedding_dim=6, units=8)
     model.build()
-    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
-    inputs = {"locations": RNG.normal(size=(3, 12, 7)).astype("float32"),
-              "vector": RNG.normal(size=(3, 9)).astype("float32"), "target_in": TARGET_IN}
+    randomise(model, 2)
+    rng = np.random.default_rng(12)
+    inputs = {"locations": rng.normal(size=(3, 12, 7)).astype("float32"),
+              "vector": rng.normal(size=(3, 9)).astype("float32"), "target_in": TARGET_IN}
     logits, alignments = (np.asarray(x) for x in model.forward(inputs))
     for row in range(3):
         a, fc7 = inputs["locations"][row].astype("float64"), inputs["vector"][row].astype("float64")
@@ -232,6 +245,33 @@ def test_captioner_equals_the_equations_in_numpy(decoder):
             assert not alignments[row].any()
         assert np.abs(expected).max() > 1.0
         np.testing.assert_allclose(logits[row], expected, atol=2e-5, rtol=1e-5)
+
+
+def test_greedy_decoding_equals_the_argmax_loop_in_numpy():
+    """From <GO>, feed back the most probable token (never <pad> or <GO>) until <stop> or max_length;
+    padding after <stop>, and no weight drawn there."""
+    model = randomised(2, attention=True, bidirectional=True, deep_output=True)
+    bias = model.decoder.output_layer.bias
+    bias.assign(np.asarray(bias) + np.eye(TARGET_VOCAB, dtype="float32")[2] * 1.0)  # <stop> within reach
+    max_length = 6
+    decoded = model.generate(SOURCE, max_length=max_length)
+    stopped = []
+    for row, source in enumerate(SOURCE):
+        annotations, state = encode(model, source[source != 0])
+        previous, tokens, alphas = 1, [], []
+        while len(tokens) < max_length:
+            logits, state, alpha = attention_step(model.decoder, annotations, state, previous)
+            logits[[0, 1]] = -np.inf  # <pad> and <GO> are never written
+            previous = int(np.argmax(logits))
+            tokens.append(previous)
+            alphas.append(alpha)
+            if previous == 2:
+                break
+        stopped.append(tokens[-1] == 2)
+        np.testing.assert_array_equal(decoded["tokens"][row], tokens + [0] * (max_length - len(tokens)))
+        np.testing.assert_allclose(decoded["alignments"][row, :len(tokens), :len(annotations)], alphas, atol=1e-5)
+        assert not decoded["alignments"][row, len(tokens):].any() and not decoded["alignments"][row, :, len(annotations):].any()
+    assert any(stopped) and not all(stopped)  # both ways of ending are checked
 
 
 def pool(attention, states_):
@@ -271,7 +311,7 @@ def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirec
     model = DocumentClassifier(SOURCE_VOCAB, 4, embedding_dim=6, word_units=5, sentence_units=4,
                                attention_units=7, bidirectional=bidirectional)
     model.build()
-    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    randomise(model, 3)
     probabilities = np.asarray(model(DOCUMENTS))
     explained = {key: np.asarray(value) for key, value in model.encode(DOCUMENTS).items()}
     for row, document in enumerate(DOCUMENTS):
@@ -296,7 +336,7 @@ def test_dialog_model_equals_the_equations_in_numpy(attention):
     model = HierarchicalDialogModel(SOURCE_VOCAB, embedding_dim=6, word_units=5, sentence_units=4, units=8,
                                     attention=attention)
     model.build()
-    model.set_weights([RNG.normal(scale=0.6, size=w.shape).astype("float32") for w in model.get_weights()])
+    randomise(model, 6)
     target_in = TARGET_IN[:2]
     logits, alignments = (np.asarray(x) for x in model.forward(DOCUMENTS, target_in))
     for row, context in enumerate(DOCUMENTS):
@@ -332,8 +372,7 @@ def test_language_model_equals_the_equations_in_numpy(cell):
     keras.utils.set_random_seed(4)
     model = RNNLanguageModel(TARGET_VOCAB, embedding_dim=6, units=8, cell=cell)
     model.build((None, None))
-    for variable in model.weights:
-        variable.assign(RNG.normal(scale=0.6, size=variable.shape).astype("float32"))
+    randomise(model, 4)
     logits = np.asarray(model(TARGET_IN))
     rnn_cell, embeddings = model.rnn.cell, weights(model.embedding.embeddings)
     V, c = weights(model.output_layer.kernel), weights(model.output_layer.bias)
