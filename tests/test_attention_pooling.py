@@ -5,16 +5,7 @@ import pytest
 
 from course_lib.layers.attention_pooling import AttentionPooling
 from layer_testing import run_layer_test
-
-
-def numpy_pooling(values, kernel, bias, context, mask):
-    """u_j = tanh(W h_j + b); alpha = softmax_j(u_j^T u) over real positions; sum_j alpha_j h_j."""
-    hidden = np.tanh(values @ kernel + bias)  # (batch, length, units)
-    scores = hidden @ context  # (batch, length)
-    scores = np.where(mask, scores, -np.inf)
-    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
-    weights = weights / weights.sum(axis=1, keepdims=True)
-    return (weights[:, :, None] * values).sum(axis=1), weights
+from numpy_reference import numpy_pooling
 
 
 def make_inputs(seed=0, batch=3, length=5, dim=4):

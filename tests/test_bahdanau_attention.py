@@ -9,22 +9,9 @@ from course_lib.gradients import value_and_gradients
 from course_lib.layers import BahdanauAttention, masked_softmax
 from course_lib.layers.attention_pooling import AttentionPooling
 from layer_testing import run_layer_test
+from numpy_reference import numpy_attention
 
 RNG = np.random.default_rng(0)
-
-
-def numpy_attention(query, values, U_att, W_att, v_att, mask=None, bias=None):
-    """e_j = v^T tanh(U s + W h_j [+ b]); alpha = softmax_j(e); c = sum_j alpha_j h_j."""
-    hidden = (query @ U_att)[:, None, :] + values @ W_att  # (batch, src_len, units)
-    if bias is not None:
-        hidden = hidden + bias
-    scores = np.tanh(hidden) @ v_att  # (batch, src_len)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    scores = scores - scores.max(axis=1, keepdims=True)
-    weights = np.exp(scores)
-    weights = weights / weights.sum(axis=1, keepdims=True)
-    return np.einsum("bs,bsd->bd", weights, values), weights
 
 
 def _inputs(batch=3, src_len=7, query_dim=6, value_dim=5):

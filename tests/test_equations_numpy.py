@@ -29,6 +29,7 @@ from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier
 from course_lib.models.language_model import RNNLanguageModel
+from numpy_reference import numpy_attention, numpy_pooling
 
 SOURCE_VOCAB, TARGET_VOCAB = 13, 11
 # Sources of lengths 5, 3 and 1 padded on the right, one padded on the left and one with a gap (the encoder
@@ -102,9 +103,8 @@ def encode(model, tokens):
 def attend(attention, query, annotations):
     """e_j = v_att^T tanh(U_att query + W_att h_j), alpha = softmax_j(e), c = sum_j alpha_j h_j."""
     U_att, W_att, v_att = (weights(w) for w in (attention.query_kernel, attention.key_kernel, attention.score_vector))
-    scores = np.array([v_att @ np.tanh(U_att.T @ query + W_att.T @ h_j) for h_j in annotations])
-    alpha = softmax(scores)
-    return alpha @ annotations, alpha
+    context, alpha = numpy_attention(query[None], annotations[None], U_att, W_att, v_att)  # a batch of one
+    return context[0], alpha[0]
 
 
 def attention_step(decoder, annotations, state, previous):
@@ -282,8 +282,8 @@ def test_greedy_decoding_equals_the_argmax_loop_in_numpy():
 def pool(attention, states_):
     """u_j = tanh(W h_j + b), alpha = softmax_j(u_j^T u), pooled = sum_j alpha_j h_j."""
     kernel, bias, context = (weights(w) for w in attention.weights)
-    alpha = softmax(np.tanh(states_ @ kernel + bias) @ context)
-    return alpha @ states_, alpha
+    pooled, alpha = numpy_pooling(states_[None], kernel, bias, context, np.ones((1, len(states_)), bool))
+    return pooled[0], alpha[0]
 
 
 def hierarchical(encoder, document):
