@@ -424,7 +424,7 @@ while time.time() < end:
     if os.fork():
         os._exit(0)
     hops += 1
-    if hops % 20 == 0:
+    if hops % 20 == 1:
         open(sys.argv[1], "a").write(".")
     if sys.argv[2] == "setsid":
         os.setsid()
@@ -442,13 +442,15 @@ def test_processes_left_by_a_notebook_are_killed_even_without_its_environment_or
     hops = {mode: tmp_path / f"hops-{mode}" for mode in ("group", "setsid")}
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(
-        "import subprocess, sys, time\n"
+        "import os, subprocess, sys, time\n"
         f"subprocess.Popen(['sleep', '{marker}'], env={{}}, start_new_session=True)\n"
         f"subprocess.Popen(['sh', '-c', 'sleep {marker} &'], env={{}}, start_new_session=True)\n"
         + "".join(f"subprocess.Popen([sys.executable, '-c', {HOPPER!r}, {str(path)!r}, {mode!r}, '{marker}'], "
                   "env={}, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
                   for mode, path in hops.items())
-        + "time.sleep(1)"
+        # until both hoppers have hopped (a fixed second was too short for them on a loaded CI machine)
+        + f"while not all(os.path.exists(path) for path in {[str(path) for path in hops.values()]!r}): time.sleep(0.1)\n"
+        + "time.sleep(0.5)"
     )]
     path = tmp_path / "leaves-processes.ipynb"
     nbformat.write(notebook, path)
@@ -467,6 +469,33 @@ def test_processes_left_by_a_notebook_are_killed_even_without_its_environment_or
                     os.kill(pid, 9)
                 except OSError:
                     pass
+
+
+MISSED_BY_TWO_SCANS = """
+import os, subprocess, sys
+from course_lib.grading.runner import kill_until_gone
+child = subprocess.Popen(["sleep", "60"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+scans = iter([[], []])  # two scans that miss the child, as two reads of /proc racing a fork can
+gone = kill_until_gone(lambda: next(scans, [child.pid] if os.path.exists(f"/proc/{child.pid}") else []),
+                       seconds=5, reap=True)
+try:
+    os.kill(child.pid, 0)
+    print(gone, "left running")
+except ProcessLookupError:
+    print(gone, "killed")
+"""
+
+
+def test_the_runner_stops_killing_only_when_it_has_no_child_left():
+    # Two empty scans of /proc are not proof: a process that forks while /proc is being read can be
+    # missed by both (a CI run's hopper survived them). The runner, a subreaper, waits until it has
+    # no child left, which is exact. Here the scans miss the child twice and find it the third time.
+    import subprocess
+    import sys
+
+    finished = subprocess.run([sys.executable, "-c", MISSED_BY_TWO_SCANS], capture_output=True, text=True,
+                              timeout=60)
+    assert finished.stdout.split() == ["True", "killed"], finished.stdout + finished.stderr
 
 
 @pytest.mark.parametrize("limit", [{"cell_timeout": 0}, {"notebook_timeout": -5}, {"memory_mb": 0}])

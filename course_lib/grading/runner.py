@@ -344,12 +344,18 @@ def descendants():
 
 
 def _reap_children():
-    """Collects this process's exited children, so that a scan no longer finds them."""
+    """Collects this process's exited children, so that a scan no longer finds them.
+
+    Returns:
+        Whether any child is left, running or exited since. For a subreaper this is exact where a scan
+        of /proc is not: every process below it has an ancestor that is its child.
+    """
     try:
         while os.waitpid(-1, os.WNOHANG)[0]:
             pass
     except ChildProcessError:
-        pass
+        return False
+    return True
 
 
 def kill_until_gone(find, seconds=10.0, reap=False):
@@ -358,16 +364,19 @@ def kill_until_gone(find, seconds=10.0, reap=False):
     One scan is not enough: a process that forks and exits in a loop has a new pid by the time
     it is signalled (a review's submission escaped that way and zeroed the next submission). The
     exited ones stay as zombies until reaped, and `killpg` on their group stops the live member at
-    once; one that also changes its group at every fork is caught by a later scan.
+    once; one that also changes its group at every fork is caught by a later scan. Two empty
+    scans can still both miss such a process (it forked while /proc was being read: a CI run's
+    did), so the runner, a subreaper, also waits until it has no child left at all.
 
     Args:
         find: a callable returning the pids to kill.
         seconds: how long to keep trying.
-        reap: whether to collect exited children after each round (only the runner, a subreaper,
-            whose children are all the notebook's).
+        reap: whether to collect exited children after each round and go on while any child is
+            left (only the runner, a subreaper, whose children are all the notebook's).
 
     Returns:
-        True when two scans in a row found nothing; False when processes were still found after `seconds`.
+        True when two scans in a row found nothing (and, with `reap`, no child was left); False when
+        processes were still found after `seconds`.
     """
     own_group, quiet, deadline = os.getpgrp(), 0, time.monotonic() + seconds
     while quiet < 2:
@@ -383,8 +392,8 @@ def kill_until_gone(find, seconds=10.0, reap=False):
                 os.kill(pid, signal.SIGKILL)
             except OSError:  # gone already
                 pass
-        if reap:
-            _reap_children()
+        if reap and _reap_children():
+            quiet = 0  # a child is left that the scans missed (it forked while /proc was read)
         if not pids:
             time.sleep(0.05)
     return True
