@@ -57,6 +57,16 @@ def test_english_lowercase_and_punctuation_split(engine):
     assert tokens == [["i", "am", "going", "home", ",", "ram", "!"], ["it", "'", "s", "ok", "."]]
 
 
+def test_groups_of_references_are_normalised_in_their_own_groups_and_order(engine):
+    # Evaluation normalises every reference of every source in one call and regroups them.
+    english = Vocabulary.from_texts(["i am home ."], level="word", lowercase=True)
+    groups = [["I am HOME!", "I'm home."], [], ["Home,  sweet home"]]
+    assert english.normalized_groups(groups) == [["i am home !", "i ' m home ."], [], ["home , sweet home"]]
+    assert english.normalized_groups(groups) == [english.normalized(group) if group else [] for group in groups]
+    hindi = Vocabulary.from_texts(HINDI_WORDS, level="char")
+    assert hindi.normalized_groups([["\u0958िला"], ["गाँव", "घर"]]) == [["\u0915\u093cिला"], ["गाँव", "घर"]]
+
+
 def test_control_characters_become_spaces_also_when_lower_casing(engine):
     # `tf.strings.lower` stops at a NUL: lower-casing first used to give ["x"] here.
     texts = ["x\x00Y z", "A\x01b\x1fC\x7fd", "Ab\x00"]

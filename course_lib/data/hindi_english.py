@@ -33,6 +33,7 @@ are" to the Hindi auxiliary, and "going" to both "जा" and "रहा".
 """
 
 import dataclasses
+import functools
 import itertools
 
 import numpy as np
@@ -262,8 +263,21 @@ def _objects(objects, adjectives):
         yield (article, english_object, hindi_object, adjective, hindi_adjective)
 
 
+@functools.lru_cache(maxsize=1)
+def _every_pair():
+    return tuple(_generated_pairs())
+
+
 def generate_pairs():
-    """Every sentence pair of the grammar, in a fixed order (18,194 pairs)."""
+    """Every sentence pair of the grammar, in a fixed order (18,194 pairs).
+
+    Returns:
+        A new list each call (the pairs themselves are frozen); the grammar is walked once per process.
+    """
+    return list(_every_pair())
+
+
+def _generated_pairs():
     pairs = []
     for subject_chunks, person, agreements, english_aux in SUBJECTS:
         for agreement in agreements:

@@ -106,6 +106,17 @@ class Vocabulary:
         """Normalises and splits texts the way this vocabulary expects."""
         return tokenize(texts, self.level, self.lowercase, self.split_punctuation, self.form)
 
+    def normalized(self, texts):
+        """Texts in this vocabulary's form (normalised, tokens joined by `separator`), to compare with
+        decoded output."""
+        return [self.separator.join(tokens) for tokens in self.tokenize(texts)]
+
+    def normalized_groups(self, groups):
+        """`normalized` of each group of texts (such as all references of one source), in one call for
+        every group: one call per group took 5 s for 1,500 test sentences."""
+        flat = iter(self.normalized([text for group in groups for text in group]))
+        return [[next(flat) for _ in group] for group in groups]
+
     def lookup(self, tokens):
         """Token strings to ids; unknown tokens, and the control tokens `<pad>`, `<GO>` and `<stop>`
         written as text, give `<unk>` (3)."""

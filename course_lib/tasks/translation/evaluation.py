@@ -10,10 +10,6 @@ from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.translation.data import references_by_source
 
 
-def _normalised(vocab, texts):
-    return [" ".join(tokens) if vocab.level == "word" else "".join(tokens) for tokens in vocab.tokenize(texts)]
-
-
 def evaluate(translator, pairs, beam_width=1, with_alignment=None):
     """Corpus BLEU and chrF (all translations of a source are references).
 
@@ -28,7 +24,7 @@ def evaluate(translator, pairs, beam_width=1, with_alignment=None):
     start = time.perf_counter()
     hypotheses = translator.translate(sources, beam_width=beam_width)
     seconds = time.perf_counter() - start
-    references = [_normalised(translator.target_vocab, refs) for refs in references]
+    references = translator.target_vocab.normalized_groups(references)
     metrics = {
         "bleu": corpus_bleu(hypotheses, references),
         "chrf": corpus_chrf(hypotheses, references),
@@ -123,9 +119,9 @@ def bleu_by_length(translator, pairs, beam_width=1):
     sources, references, lengths = _sources_with_lengths(translator, pairs)
     hypotheses = translator.translate(sources, beam_width=beam_width)
     by_length = defaultdict(lambda: ([], []))
-    for hypothesis, refs, length in zip(hypotheses, references, lengths):
+    for hypothesis, refs, length in zip(hypotheses, translator.target_vocab.normalized_groups(references), lengths):
         by_length[length][0].append(hypothesis)
-        by_length[length][1].append(_normalised(translator.target_vocab, refs))
+        by_length[length][1].append(refs)
     scores = {}
     for length in sorted(by_length):
         hypotheses, references = by_length[length]

@@ -65,7 +65,7 @@ def encode_pairs(pairs, source_vocab, target_vocab, direction="roman-native", ri
 
 def normalize_references(texts, target_vocab):
     """References in the vocabulary's form (Unicode, case), so they compare with decoded output."""
-    return [target_vocab.separator.join(tokens) for tokens in target_vocab.tokenize(list(texts))]
+    return target_vocab.normalized(list(texts))
 
 
 def test_items(pairs, target_vocab, direction="roman-native"):
@@ -74,7 +74,7 @@ def test_items(pairs, target_vocab, direction="roman-native"):
 
     grouped = references_by_source(pairs, "roman" if check_direction(direction) == "roman-native" else "native")
     words = list(grouped)
-    references = [normalize_references(grouped[word], target_vocab) for word in words]
+    references = target_vocab.normalized_groups([list(grouped[word]) for word in words])
     return words, references
 
 
