@@ -498,6 +498,39 @@ def test_the_runner_stops_killing_only_when_it_has_no_child_left():
     assert finished.stdout.split() == ["True", "killed"], finished.stdout + finished.stderr
 
 
+FINDS_ITS_OWN = """
+import os, subprocess, sys
+from course_lib.grading.runner import Descendants, _become_subreaper, kill_until_gone
+_become_subreaper()
+find = Descendants()
+find()  # the processes below are new to the next scan, which reads only new pids
+child = subprocess.Popen(["sleep", "60"])
+leaves_one = subprocess.Popen(["sh", "-c", "sleep 61 > /dev/null & echo $!"], stdout=subprocess.PIPE, text=True)
+orphan = int(leaves_one.stdout.readline())
+leaves_one.wait()  # the shell is gone: its sleep is an orphan, reparented to this subreaper
+found = find()
+stranger = int(sys.argv[1])
+print(child.pid in found, orphan in found, stranger in found, os.getpid() in found)
+print(kill_until_gone(find, seconds=5, reap=True), os.path.exists(f"/proc/{child.pid}"), os.path.exists(f"/proc/{orphan}"))
+"""
+
+
+def test_the_runner_finds_its_children_and_orphans_and_nothing_else():
+    import subprocess
+    import sys
+
+    stranger = subprocess.Popen(["sleep", "60"])
+    try:
+        finished = subprocess.run([sys.executable, "-c", FINDS_ITS_OWN, str(stranger.pid)], capture_output=True,
+                                  text=True, timeout=60)
+        assert finished.stdout.split() == ["True", "True", "False", "False", "True", "False", "False"], \
+            finished.stdout + finished.stderr
+        assert stranger.poll() is None  # not killed
+    finally:
+        stranger.kill()
+        stranger.wait()
+
+
 @pytest.mark.parametrize("limit", [{"cell_timeout": 0}, {"notebook_timeout": -5}, {"memory_mb": 0}])
 def test_a_zero_or_negative_limit_is_refused_not_replaced_by_the_default(limit):
     # `--timeout 0` used to fall back silently to the assignment's 30 s.
