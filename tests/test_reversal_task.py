@@ -88,23 +88,22 @@ def test_attention_text_has_a_row_per_output_step():
 
 
 def test_cli_trains_and_writes_metrics_heatmap_and_model(tmp_path, capsys):
+    # In this process (a new Python spent 5 s importing TensorFlow again); `python -m course_lib`
+    # itself is run by test_cli_rejects_bad_arguments.
+    from course_lib.cli import main
+
     metrics_path = tmp_path / "m.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "course_lib", "reversal", "--steps", "100", "--out", str(tmp_path / "run"),
-         "--metrics-json", str(metrics_path)],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert main(["reversal", "--steps", "100", "--out", str(tmp_path / "run"),
+                 "--metrics-json", str(metrics_path)]) == 0
+    output = capsys.readouterr().out
     metrics = json.loads(metrics_path.read_text())
     assert set(metrics["exact_match"]) >= {"5", "7", "10"}
     assert all(0.0 <= v <= 1.0 for v in metrics["exact_match"].values())
     assert 0.0 <= metrics["alignment"] <= 1.0 and metrics["train_seconds"] > 0
     assert (tmp_path / "run" / "reversal_attention.png").stat().st_size > 1000
     assert (tmp_path / "run" / "reversal.keras").exists()
-    assert "Exact match by input length" in completed.stdout and "out\\in" in completed.stdout
+    assert "Exact match by input length" in output and "out\\in" in output
     # A plain model trained into the same folder says it replaces the run, and takes the old heat map away.
-    from course_lib.cli import main
-
     assert main(["reversal", "--no-attention", "--steps", "2", "--out", str(tmp_path / "run")]) == 0
     output = capsys.readouterr().out
     assert "holds an earlier reversal run" in output and "Removed" in output
