@@ -156,7 +156,6 @@ def randomise(model, seed):
 
 
 def randomised(seed, **kwargs):
-    keras.utils.set_random_seed(seed)
     model = Seq2Seq(SOURCE_VOCAB, TARGET_VOCAB, embedding_dim=6, units=8, **kwargs)
     model.build()
     return randomise(model, seed)
@@ -228,7 +227,6 @@ def test_the_reference_tells_the_wirings_apart():
 def test_captioner_equals_the_equations_in_numpy(decoder):
     """attention: s_0 = tanh(W_init mean_j a_j + b), then the attentional decoder over the 12 locations;
     option1: s_0 = W_proj fc7(I) (no bias); option2: s_0 = 0 and fc7(I) joined to every input."""
-    keras.utils.set_random_seed(2)
     model = ImageCaptioner(TARGET_VOCAB, decoder=decoder, encoder="features", feature_locations=12,
                            feature_channels=7, feature_vector_dim=9, embedding_dim=6, units=8)
     model.build()
@@ -312,7 +310,6 @@ DOCUMENTS = np.array([[[4, 9, 5, 0], [8, 6, 11, 12], [10, 0, 0, 0]],
 @pytest.mark.parametrize("bidirectional", [True, False], ids=["bidirectional", "one-directional"])
 def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirectional):
     """`hierarchical` above, then P(y | d) = softmax(W_c s + b_c); padding gets exactly 0 weight."""
-    keras.utils.set_random_seed(3)
     model = DocumentClassifier(SOURCE_VOCAB, 4, embedding_dim=6, word_units=5, sentence_units=4,
                                attention_units=7, bidirectional=bidirectional)
     model.build()
@@ -337,7 +334,6 @@ def test_hierarchical_attention_classifier_equals_the_equations_in_numpy(bidirec
 def test_dialog_model_equals_the_equations_in_numpy(attention):
     """The context read by `hierarchical`, s_0 = tanh(W_bridge s + b_bridge); then the attentional decoder
     over the utterance states h_i, or the plain one (option 1) from s_0 alone."""
-    keras.utils.set_random_seed(6)
     model = HierarchicalDialogModel(SOURCE_VOCAB, embedding_dim=6, word_units=5, sentence_units=4, units=8,
                                     attention=attention)
     model.build()
@@ -374,7 +370,6 @@ def lstm(cell, x, h, c):
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 def test_language_model_equals_the_equations_in_numpy(cell):
     """s_t = RNN(s_{t-1}, e(y_{t-1})) from the learned s_0 (h_0 and c_0 for the LSTM), P(y_t) = softmax(V s_t + c)."""
-    keras.utils.set_random_seed(4)
     model = RNNLanguageModel(TARGET_VOCAB, embedding_dim=6, units=8, cell=cell)
     model.build((None, None))
     randomise(model, 4)

@@ -263,11 +263,6 @@ def _objects(objects, adjectives):
         yield (article, english_object, hindi_object, adjective, hindi_adjective)
 
 
-@functools.lru_cache(maxsize=1)
-def _every_pair():
-    return tuple(_generated_pairs())
-
-
 def generate_pairs():
     """Every sentence pair of the grammar, in a fixed order (18,194 pairs).
 
@@ -277,7 +272,8 @@ def generate_pairs():
     return list(_every_pair())
 
 
-def _generated_pairs():
+@functools.cache
+def _every_pair():
     pairs = []
     for subject_chunks, person, agreements, english_aux in SUBJECTS:
         for agreement in agreements:
@@ -303,7 +299,7 @@ def _generated_pairs():
                     builder.whole(subject + english_verb) + english_pieces,
                     subject + hindi_phrase + hindi_verb, tense, kind,
                 ))
-    return pairs
+    return tuple(pairs)
 
 
 def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):

@@ -33,7 +33,7 @@ Everything public is importable from here:
 from course_lib.tasks.transliteration.cli import register_cli
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig, check_direction
 from course_lib.tasks.transliteration.data import (
-    build_vocabularies, encode_pairs, generated_splits, load_pairs, noise_transform, normalize_references, sides,
+    build_vocabularies, encode_pairs, generated_splits, load_pairs, noise_transform, sides,
     test_items, token_noise,
 )
 from course_lib.tasks.transliteration.decoding import evaluate, heatmap_examples, transliterate_words
@@ -53,7 +53,7 @@ __all__ = [
     "TARGET_VOCAB_FILE", "accuracy_by_length", "build_model", "build_vocabularies", "check_direction",
     "config_from_state", "encode_pairs", "equal_votes_weight", "error_kinds", "error_positions", "error_summary",
     "evaluate", "generated_splits", "heatmap_examples", "kind_name", "load_alike", "load_ensemble", "load_pairs",
-    "load_reranker", "load_run", "model_seed_of", "noise_transform", "normalize_references", "read_state",
+    "load_reranker", "load_run", "model_seed_of", "noise_transform", "read_state",
     "register_cli", "rerank", "Reranker", "reranker_log_probs", "save_run", "saved_kind", "sides", "test_items",
     "token_noise", "train", "transliterate_words", "TransliterationConfig", "wrong_words",
 ]

@@ -63,11 +63,6 @@ def encode_pairs(pairs, source_vocab, target_vocab, direction="roman-native", ri
     return source_vocab.encode(source_texts), reverse_tokens(target, STOP) if right_to_left else target
 
 
-def normalize_references(texts, target_vocab):
-    """References in the vocabulary's form (Unicode, case), so they compare with decoded output."""
-    return target_vocab.normalized(list(texts))
-
-
 def test_items(pairs, target_vocab, direction="roman-native"):
     """Distinct source words and, for each, all accepted (normalised) outputs."""
     from course_lib.data.transliteration_pairs import references_by_source
