@@ -18,6 +18,7 @@ import pytest
 from course_lib.grading import faults, grader, harvest, isolation, reports, running, scoring, submissions
 from course_lib.grading.spec import REPOSITORY_ROOT, allclose, exact, load_assignment
 from private_copy import skip_module_unless_private_copy
+from student_runs import assert_runs_until_its_first_exercise
 
 skip_module_unless_private_copy()  # grades solutions and faults made from them with the hidden tests
 
@@ -103,6 +104,10 @@ def test_points_lost_are_exactly_those_of_the_broken_part(batch, name):
 @pytest.mark.parametrize("name", ZERO)
 def test_untouched_broken_and_forged_submissions_score_zero(batch, name):
     assert batch["results"][name].total == 0.0
+
+
+def test_the_untouched_notebook_runs_until_its_first_exercise(batch):
+    assert_runs_until_its_first_exercise(batch["results"]["untouched"].cells)
 
 
 def test_same_submission_twice_same_score(batch):
