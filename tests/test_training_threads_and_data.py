@@ -180,26 +180,41 @@ def test_the_train_step_of_an_unbuilt_model_is_traced_once():
     np.testing.assert_array_equal(next(stream)[0], features[:8])
 
 
-def test_a_course_model_is_built_eagerly_before_the_symbolic_pass():
-    """Keras's symbolic pass would trace the forward pass of an unbuilt course model twice
-    (to create the weights, then for the output spec); `build_before_fit` creates them eagerly first."""
+def test_a_course_model_is_built_eagerly_before_anything_is_traced():
+    """Keras's symbolic pass would trace the forward pass of an unbuilt course model twice (to create
+    the weights, then for the output spec), and a `fit` on NumPy arrays would trace the train step twice
+    (its first trace creates the weights and the optimizer's slots). Both are created eagerly first."""
     import keras
 
     from course_lib.models.seq2seq import Seq2Seq
     from course_lib.training.fit import build_before_fit
 
     class Counting(Seq2Seq):
-        symbolic_passes = 0
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.symbolic_passes = self.train_step_traces = 0
 
         def forward(self, *args, **kwargs):
-            Counting.symbolic_passes += not tf.executing_eagerly()
+            self.symbolic_passes += not tf.executing_eagerly()
             return super().forward(*args, **kwargs)
 
+        def train_step(self, data):
+            self.train_step_traces += 1
+            return super().train_step(data)
+
+    def compiled():
+        model = Counting(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=4, units=8)
+        model.compile(optimizer=keras.optimizers.Adam(1e-2))
+        return model
+
     source, target_in, target_out = reversal.make_examples(np.array([[1, 2, 3], [4, 5, 6]]))
-    dataset = array_dataset({"source": source, "target_in": target_in}, target_out, batch_size=2)
-    model = Counting(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=4, units=8)
-    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    inputs = {"source": source, "target_in": target_in}
+    dataset = array_dataset(inputs, target_out, batch_size=2)
+    model = compiled()
     build_before_fit(model, dataset)
-    assert model.built and model.optimizer.built and Counting.symbolic_passes == 1
+    assert model.built and model.optimizer.built and model.symbolic_passes == 1
     model.fit(dataset, epochs=1, verbose=0)
-    assert Counting.symbolic_passes == 2  # the train step's one trace
+    assert (model.symbolic_passes, model.train_step_traces) == (2, 1)  # the train step's one trace
+    arrays = compiled()
+    arrays.fit(inputs, target_out, batch_size=2, epochs=2, verbose=0)
+    assert (arrays.symbolic_passes, arrays.train_step_traces) == (1, 1)
