@@ -22,11 +22,18 @@ def write_csv(path, count=40, seed=0):
     path.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
-def test_train_evaluate_classify_on_csv(tmp_path, capsys):
-    data = tmp_path / "docs.csv"
+@pytest.fixture(scope="module")
+def csv_run(tmp_path_factory):
+    """A model trained on a small CSV (the tests below only read its folder)."""
+    folder = tmp_path_factory.mktemp("csv_run")
+    data, out = folder / "docs.csv", folder / "model"
     write_csv(data)
-    out = tmp_path / "model"
     assert main(["train", "documents", "--data", str(data), "--epochs", "2", "--out", str(out)]) == 0
+    return data, out
+
+
+def test_train_evaluate_classify_on_csv(csv_run, tmp_path, capsys):
+    data, out = csv_run
     for name in ("model.keras", "vocabulary.json", "document_pipeline.json", "training.json"):
         assert (out / name).exists(), name
     metrics_path = tmp_path / "metrics.json"
@@ -79,11 +86,8 @@ def test_sizes_are_refused_for_real_data(tmp_path, capsys):
     assert not (out / "training.json").exists()
 
 
-def test_tiny_csv_and_empty_file_give_clear_errors(tmp_path, capsys):
-    data = tmp_path / "docs.csv"
-    write_csv(data)
-    out = tmp_path / "model"
-    assert main(["train", "documents", "--data", str(data), "--epochs", "1", "--out", str(out)]) == 0
+def test_tiny_csv_and_empty_file_give_clear_errors(csv_run, tmp_path, capsys):
+    _, out = csv_run
     tiny = tmp_path / "tiny.csv"  # one document per class: the test part is empty
     tiny.write_text('label,text\nsport,"The team won the match."\nbusiness,"Shares rose at the bank."\n',
                     encoding="utf-8")
