@@ -20,8 +20,9 @@ def pytest_configure(config):
     Measured on the whole suite, same clone, same machine: 822 s with the default, 701 s
     with this. The test command runs `-n 3` on those 2 cores (one op thread each): a worker
     waiting for a kernel or a file leaves a core idle, and a third one fills it (5 Dec 2026,
-    same tree: 706.9 s with `-n 2`, the cores 91 % busy; 672.5 s with `-n 3`, 98 %). Set here, not at import: a worker learns the worker count from `workerinput`
-    (the controller, which runs no test, sets nothing: its workers inherit its environment)."""
+    same tree: 706.9 s with `-n 2`, the cores 91 % busy; 672.5 s with `-n 3`, 98 %). Set here,
+    not at import: a worker learns the worker count from `workerinput` (the controller, which
+    runs no test, sets nothing: its workers inherit its environment)."""
     if hasattr(config, "workerinput"):
         workers = int(config.workerinput["workercount"])
     elif getattr(config.option, "numprocesses", None):

@@ -497,7 +497,6 @@ def test_the_runner_stops_killing_only_when_it_has_no_child_left():
     # Two empty scans of /proc are not proof: a process that forks while /proc is being read can be
     # missed by both (a CI run's hopper survived them). The runner, a subreaper, waits until it has
     # no child left, which is exact. Here the scans miss the child twice and find it the third time.
-
     finished = subprocess.run([sys.executable, "-c", MISSED_BY_TWO_SCANS], capture_output=True, text=True,
                               timeout=60)
     assert finished.stdout.split() == ["True", "killed"], finished.stdout + finished.stderr
@@ -521,7 +520,6 @@ print(kill_until_gone(find, seconds=5, reap=True), os.path.exists(f"/proc/{child
 
 
 def test_the_runner_finds_its_children_and_orphans_and_nothing_else():
-
     stranger = subprocess.Popen(["sleep", "60"])
     try:
         finished = subprocess.run([sys.executable, "-c", FINDS_ITS_OWN, str(stranger.pid)], capture_output=True,
@@ -597,7 +595,6 @@ def test_grade_help_shows_the_defaults():
 
 def _run_harvest(tmp_path, student_code, calls):
     """Runs the harvest cell in a plain Python process after `student_code`, as a kernel would."""
-
     payload = {"setup": "", "references": {}, "tests": [
         {"name": name, "call": call, "inputs": {}, "substitute": [], "timeout": 0.5} for name, call in calls]}
     results_path = tmp_path / "results.json"

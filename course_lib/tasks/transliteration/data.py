@@ -69,7 +69,7 @@ def test_items(pairs, target_vocab, direction="roman-native"):
 
     grouped = references_by_source(pairs, "roman" if check_direction(direction) == "roman-native" else "native")
     words = list(grouped)
-    references = target_vocab.normalized_groups([list(grouped[word]) for word in words])
+    references = target_vocab.normalized_groups([grouped[word] for word in words])
     return words, references
 
 
