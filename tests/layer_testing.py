@@ -10,7 +10,9 @@ constructor arguments and example call inputs, it checks
     and a few optimizer steps lower a simple loss,
   * freezing: `trainable=False` in the constructor leaves no trainable weight,
     not even in the sub-layers,
-  * masking (optional): padding appended to the inputs changes no output.
+  * masking (optional): padding appended to the inputs changes no output,
+  * summary: a subclassed model holding the layer prints `summary()`, which
+    asks the layer for its output shapes from the shapes it was built with.
 
 It runs on TensorFlow (CI) and on JAX (`KERAS_BACKEND=jax`), with the
 gradients from `course_lib.gradients.value_and_gradients`.
@@ -172,7 +174,41 @@ def run_layer_test(
     if padding_check is not None:
         padded_kwargs, compare = padding_check
         compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
+
+    check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
     return layer
+
+
+class _Holder(keras.Model):
+    """A subclassed model around one layer, as the course's models hold theirs."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.inner = layer
+
+    def call(self, inputs):
+        return _call(self.inner, inputs)
+
+
+def check_summary(model, build):
+    """`model.summary()` prints, after `build(model)`, and counts every weight.
+
+    For a layer inside a subclassed model, Keras's summary calls
+    `compute_output_shape` with the shapes the layer's `build` received, so a
+    `compute_output_shape` that needs more arguments than `build` takes fails
+    there (and only there).
+
+    Returns:
+        The summary's text.
+    """
+    build(model)
+    lines = []
+    model.summary(print_fn=lambda line, **kwargs: lines.append(line))
+    text = "\n".join(lines)
+    assert f"Total params: {model.count_params():,}" in text, text
+    for layer in model.layers:  # by class: the table cuts long layer names short
+        assert f"({type(layer).__name__})" in text, (type(layer).__name__, text)
+    return text
 
 
 def check_output_shapes(layer, call_kwargs, open_shapes):

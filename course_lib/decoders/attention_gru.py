@@ -214,7 +214,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         _, (logits, weights) = scan(body, (initial_state, first_prediction), xs)
         return ops.transpose(logits, (1, 0, 2)), ops.transpose(weights, (1, 0, 2))
 
-    def compute_output_shape(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape,
+    def compute_output_shape(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape=None,
                              source_mask_shape=None):
         batch, steps = target_inputs_shape[:2]
         return (batch, steps, self.vocab_size), (batch, steps, encoder_outputs_shape[1])  # logits, alignments

@@ -399,7 +399,29 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefau
         }
 
     def build_by_example(self):
-        """Creates every weight by running one tiny teacher-forced batch."""
+        """Creates every weight, for any batch size and caption length, then runs one tiny teacher-forced batch.
+
+        Built for open sizes first (in the order the pass would build them, so
+        the same seed gives the same weights), `summary()` shows `None` for
+        them, not the tiny batch's sizes.
+        """
+        if self.image_encoder is not None:
+            images_shape = (None, self.image_size, self.image_size, 3)
+            self.image_encoder.build(images_shape)
+            locations_shape, vector_shape = self.image_encoder.compute_output_shape(images_shape)
+        else:
+            locations_shape = (None, self.feature_locations, self.feature_channels)
+            vector_shape = (None, self.feature_vector_dim)
+        tokens_shape = (None, None)  # (batch, caption length)
+        if self.decoder_kind == "attention":
+            self.bridge.build((None, locations_shape[-1]))  # reads the mean location
+            self.decoder.build(tokens_shape, locations_shape)
+        else:
+            single_location_shape = (None, 1, vector_shape[-1])  # fc7(I) as the only "location"
+            if self.bridge is not None:  # option 1: s_0 = W_proj fc7(I)
+                self.bridge.build(vector_shape)
+            initial_state_shape = (None, self.units) if self.bridge is not None else vector_shape
+            self.decoder.build(tokens_shape, single_location_shape, initial_state_shape)
         self.forward({k: ops.convert_to_tensor(v) for k, v in self.example_inputs().items()}, training=False)
 
     @classmethod

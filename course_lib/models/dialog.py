@@ -136,7 +136,19 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithT
                 "utterance_weights": np.asarray(weights)}
 
     def build_by_example(self):
-        """Creates every weight by running one tiny dialog."""
+        """Creates every weight, for any number of dialogs, utterances and words, then runs one tiny dialog.
+
+        Built for open sizes first (in the order the pass would build them, so
+        the same seed gives the same weights), `summary()` shows `None` for
+        them, not the tiny dialog's sizes.
+        """
+        self.encoder.build((None, None, None))  # (batch, utterances, words)
+        self.bridge.build((None, self.encoder.output_dim))
+        states_shape = (None, None, self.encoder.output_dim)  # (batch, utterances, D)
+        if self.attention:
+            self.decoder.build((None, None), states_shape)
+        else:
+            self.decoder.build((None, None), states_shape, (None, self.units))
         self.forward(ops.ones((1, 2, 3), dtype="int32"), ops.ones((1, 2), dtype="int32"), training=False)
 
     def get_config(self):

@@ -264,7 +264,15 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
         return self._compiled_explain
 
     def build_by_example(self):
-        """Creates every weight by running one tiny document."""
+        """Creates every weight, for any number of documents, sentences and words, then runs one tiny document.
+
+        Built for open sizes first (in the order the pass would build them, so
+        the same seed gives the same weights), `summary()` shows `None` for
+        them, not the tiny document's sizes.
+        """
+        self.encoder.build((None, None, None))  # (batch, sentences, words)
+        self.dropout.build((None, self.encoder.output_dim))
+        self.classifier.build((None, self.encoder.output_dim))
         self.call(ops.ones((1, 2, 3), dtype="int32"))
 
     @classmethod

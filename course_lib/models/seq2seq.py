@@ -279,7 +279,20 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, ke
     # -- Keras plumbing -----------------------------------------------------------
 
     def build_by_example(self):
-        """Creates every weight by running one tiny teacher-forced batch."""
+        """Creates every weight, for any batch size and length, then runs one tiny teacher-forced batch.
+
+        The encoder and the decoder are built for open sizes first (in the
+        order the pass would build them, so the same seed gives the same
+        weights): `summary()` then shows `None` for the batch and the lengths,
+        not the sizes of the tiny batch.
+        """
+        tokens_shape = (None, None)  # (batch, length)
+        self.encoder.build(tokens_shape)
+        encoder_outputs_shape, initial_state_shape, _ = self.encoder.compute_output_shape(tokens_shape)
+        if self.attention:
+            self.decoder.build(tokens_shape, encoder_outputs_shape)
+        else:
+            self.decoder.build(tokens_shape, encoder_outputs_shape, initial_state_shape)
         source = ops.ones((1, 2), dtype="int32")
         self.forward(source, source, training=False)
 
