@@ -12,7 +12,7 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
-from course_lib.models.building import BuiltByExample
+from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
 
@@ -37,7 +37,7 @@ def unread_settings(encoder, decoder):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
 
     The encoder gives two views of the image `I`: a map of locations
@@ -387,24 +387,8 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefau
 
     # -- Keras plumbing -----------------------------------------------------------
 
-    def example_inputs(self, batch=1):
-        """Zeros of the right shapes (used to build the weights)."""
-        target = np.full((batch, 2), self.start_id, "int32")
-        if self.encoder_kind == "small":
-            return {"image": np.zeros((batch, self.image_size, self.image_size, 3), "float32"), "target_in": target}
-        return {
-            "locations": np.zeros((batch, self.feature_locations, self.feature_channels), "float32"),
-            "vector": np.zeros((batch, self.feature_vector_dim), "float32"),
-            "target_in": target,
-        }
-
-    def build_by_example(self):
-        """Creates every weight, for any batch size and caption length, then runs one tiny teacher-forced batch.
-
-        Built for open sizes first (in the order the pass would build them, so
-        the same seed gives the same weights), `summary()` shows `None` for
-        them, not the tiny batch's sizes.
-        """
+    def build_sublayers(self):
+        """Builds the image encoder, the bridge and the decoder, for any batch size and caption length."""
         if self.image_encoder is not None:
             images_shape = (None, self.image_size, self.image_size, 3)
             self.image_encoder.build(images_shape)
@@ -422,7 +406,6 @@ class ImageCaptioner(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefau
                 self.bridge.build(vector_shape)
             initial_state_shape = (None, self.units) if self.bridge is not None else vector_shape
             self.decoder.build(tokens_shape, single_location_shape, initial_state_shape)
-        self.forward({k: ops.convert_to_tensor(v) for k, v in self.example_inputs().items()}, training=False)
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

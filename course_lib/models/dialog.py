@@ -21,13 +21,13 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_special_ids, check_token_range
-from course_lib.models.building import BuiltByExample
+from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Context (utterances x words) -> response, with a hierarchical encoder.
 
     Args:
@@ -135,13 +135,8 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithT
         return {"tokens": np.asarray(tokens), "alignments": np.asarray(alignments),
                 "utterance_weights": np.asarray(weights)}
 
-    def build_by_example(self):
-        """Creates every weight, for any number of dialogs, utterances and words, then runs one tiny dialog.
-
-        Built for open sizes first (in the order the pass would build them, so
-        the same seed gives the same weights), `summary()` shows `None` for
-        them, not the tiny dialog's sizes.
-        """
+    def build_sublayers(self):
+        """Builds the context encoder, the bridge and the decoder, for any number of dialogs, utterances and words."""
         self.encoder.build((None, None, None))  # (batch, utterances, words)
         self.bridge.build((None, self.encoder.output_dim))
         states_shape = (None, None, self.encoder.output_dim)  # (batch, utterances, D)
@@ -149,7 +144,6 @@ class HierarchicalDialogModel(BuiltByExample, KeepsWeightsOnError, CompilesWithT
             self.decoder.build((None, None), states_shape)
         else:
             self.decoder.build((None, None), states_shape, (None, self.units))
-        self.forward(ops.ones((1, 2, 3), dtype="int32"), ops.ones((1, 2), dtype="int32"), training=False)
 
     def get_config(self):
         return {

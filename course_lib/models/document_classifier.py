@@ -23,7 +23,7 @@ from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_token_range, check_unread_options, run_recurrent
 from course_lib.layers.precision import at_least_float32
-from course_lib.models.building import BuiltByExample
+from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
 ENCODERS = ("han", "plain", "flat")
@@ -126,7 +126,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
+class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
     """A document encoder followed by `softmax(V s + b)`.
 
     Args:
@@ -263,17 +263,11 @@ class DocumentClassifier(BuiltByExample, KeepsWeightsOnError, keras.Model):
             self._compiled_explain = compile_once(forward, [((None, None, None), "int32")])
         return self._compiled_explain
 
-    def build_by_example(self):
-        """Creates every weight, for any number of documents, sentences and words, then runs one tiny document.
-
-        Built for open sizes first (in the order the pass would build them, so
-        the same seed gives the same weights), `summary()` shows `None` for
-        them, not the tiny document's sizes.
-        """
+    def build_sublayers(self):
+        """Builds the encoder and the classifier, for any number of documents, sentences and words."""
         self.encoder.build((None, None, None))  # (batch, sentences, words)
         self.dropout.build((None, self.encoder.output_dim))
         self.classifier.build((None, self.encoder.output_dim))
-        self.call(ops.ones((1, 2, 3), dtype="int32"))
 
     @classmethod
     def from_config(cls, config, custom_objects=None):

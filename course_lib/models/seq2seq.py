@@ -15,13 +15,13 @@ from course_lib.layers.masking import (
     check_count, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
 )
 from course_lib.losses import attention_supervision_loss
-from course_lib.models.building import BuiltByExample
+from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
     Training uses teacher forcing: the logits for `<GO>` followed by the
@@ -278,14 +278,8 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, ke
 
     # -- Keras plumbing -----------------------------------------------------------
 
-    def build_by_example(self):
-        """Creates every weight, for any batch size and length, then runs one tiny teacher-forced batch.
-
-        The encoder and the decoder are built for open sizes first (in the
-        order the pass would build them, so the same seed gives the same
-        weights): `summary()` then shows `None` for the batch and the lengths,
-        not the sizes of the tiny batch.
-        """
+    def build_sublayers(self):
+        """Builds the encoder, then the decoder, for any batch size and length."""
         tokens_shape = (None, None)  # (batch, length)
         self.encoder.build(tokens_shape)
         encoder_outputs_shape, initial_state_shape, _ = self.encoder.compute_output_shape(tokens_shape)
@@ -293,8 +287,6 @@ class Seq2Seq(BuiltByExample, KeepsWeightsOnError, CompilesWithTokenDefaults, ke
             self.decoder.build(tokens_shape, encoder_outputs_shape)
         else:
             self.decoder.build(tokens_shape, encoder_outputs_shape, initial_state_shape)
-        source = ops.ones((1, 2), dtype="int32")
-        self.forward(source, source, training=False)
 
     @classmethod
     def from_config(cls, config, custom_objects=None):
