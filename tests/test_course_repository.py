@@ -2,6 +2,7 @@
 
 import importlib.util
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -122,6 +123,45 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 1))
     with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -e \.` there instead"):
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+
+
+@pytest.mark.parametrize(
+    "loaded, after, message",
+    [
+        # matplotlib's case on Colab: loaded before the cell, then upgraded by pip.
+        (True, {"fake-pkg": "2.0", "other": "1.0"}, r"upgraded fake-pkg 1\.0 -> 2\.0, which this session had "
+                                                   r"loaded already\. Runtime > Restart session"),
+        (False, {"fake-pkg": "2.0", "other": "1.0"}, None),  # upgraded, but never loaded: nothing is stale
+        (True, {"fake-pkg": "1.0", "other": "1.0", "new-pkg": "3.0"}, None),  # loaded and unchanged, or new
+    ],
+)
+def test_the_set_up_cell_asks_for_a_restart_when_pip_upgraded_a_loaded_package(monkeypatch, loaded, after, message):
+    import importlib.metadata
+    import importlib.util
+    import subprocess
+    import types
+
+    installed = {"fake-pkg": "1.0", "other": "1.0"}
+
+    def pip(command, **kwargs):
+        installed.clear()
+        installed.update(after)
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
+    monkeypatch.setattr(subprocess, "run", pip)
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: installed[name])
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", lambda: {
+        "fake_module": ["fake-pkg"], "other": ["other"], **({"new_module": ["new-pkg"]} if "new-pkg" in installed else {}),
+    })
+    monkeypatch.setitem(sys.modules, "new_module", types.ModuleType("new_module"))
+    if loaded:
+        monkeypatch.setitem(sys.modules, "fake_module", types.ModuleType("fake_module"))
+    if message is None:
+        exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+    else:
+        with pytest.raises(RuntimeError, match=message):
+            exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
 
 
 @needs_private_copy
