@@ -4,6 +4,8 @@ import time
 
 import keras
 
+from course_lib.training.devices import warn_if_gpu_unused
+
 
 class StepTimer(keras.callbacks.Callback):
     """Records wall time of training, for the benchmark figures."""
@@ -149,6 +151,7 @@ def build_before_fit(model, dataset):
     classifier 1.02 -> 0.62 s), and the weights are the same: the same seed
     gave identical weights after an epoch either way.
     """
+    warn_if_gpu_unused()  # every task trains through here: say so when a GPU is attached but unused
     if keras.backend.backend() != "tensorflow" or not hasattr(dataset, "element_spec"):
         return
     with model.distribute_strategy.scope():

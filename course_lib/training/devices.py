@@ -1,0 +1,55 @@
+"""Notices when a machine has an NVIDIA GPU that TensorFlow cannot use.
+
+On a GPU runtime (Colab's, say) TensorFlow trains on the GPU only when it
+finds CUDA libraries of the versions it was built for. If it does not find
+them (a `tensorflow` installed or upgraded without them, for one), it says
+nothing and trains on the CPU, and a full-profile notebook that takes about
+ten minutes on the GPU takes many times that. `warn_if_gpu_unused` makes that
+visible: the course's training loops call it before they train.
+"""
+
+import warnings
+from pathlib import Path
+
+# Where the NVIDIA driver lists its GPUs (one folder per GPU), and the device file of the first one.
+NVIDIA_GPU_FOLDER = Path("/proc/driver/nvidia/gpus")
+NVIDIA_DEVICE_FILE = Path("/dev/nvidia0")
+
+_warned = False
+
+
+def nvidia_gpu_attached():
+    """True when the NVIDIA driver lists a GPU on this machine, whatever TensorFlow sees."""
+    try:
+        return NVIDIA_DEVICE_FILE.exists() or any(NVIDIA_GPU_FOLDER.iterdir())
+    except OSError:  # no driver: no folder
+        return False
+
+
+def warn_if_gpu_unused():
+    """Warns, once per process, when an NVIDIA GPU is attached but TensorFlow lists none.
+
+    Returns:
+        True when it warned (now or earlier in this process).
+    """
+    global _warned
+    if _warned:
+        return True
+    import keras
+
+    if keras.backend.backend() != "tensorflow" or not nvidia_gpu_attached():
+        return False
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        return False
+    _warned = True
+    warnings.warn(
+        f"This machine has an NVIDIA GPU, but TensorFlow {tf.__version__} lists none "
+        "(tf.config.list_physical_devices('GPU') is empty), so training runs on the CPU, many times slower. "
+        "Usually it has not found the CUDA libraries it was built for; they install with it: "
+        f'pip install "tensorflow[and-cuda]=={tf.__version__}", then restart the session (on Colab: '
+        "Runtime > Restart session).",
+        stacklevel=2,
+    )
+    return True
