@@ -10,10 +10,12 @@ import tensorflow as tf
 from course_lib.training import devices
 from course_lib.training.fit import build_before_fit
 
+pytestmark = pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="checks what TensorFlow lists")
+
 
 @pytest.fixture
 def machine(tmp_path, monkeypatch):
-    """A machine whose NVIDIA driver lists a GPU (or not, after `machine(False)`), and what TensorFlow lists."""
+    """`machine(attached, tensorflow_gpus)`: whether the NVIDIA driver lists a GPU, and what TensorFlow lists."""
     monkeypatch.setattr(devices, "_warned", False)
     monkeypatch.setattr(devices, "NVIDIA_DEVICE_FILE", tmp_path / "nvidia0")
     monkeypatch.setattr(devices, "NVIDIA_GPU_FOLDER", tmp_path / "gpus")
