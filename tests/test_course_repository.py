@@ -126,37 +126,49 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "loaded, after, message",
+    "pip_does, message",
     [
-        # matplotlib's case on Colab: loaded before the cell, then upgraded by pip.
-        (True, {"fake-pkg": "2.0", "other": "1.0"}, r"upgraded fake-pkg 1\.0 -> 2\.0, which this session had "
-                                                   r"loaded already\. Runtime > Restart session"),
-        (False, {"fake-pkg": "2.0", "other": "1.0"}, None),  # upgraded, but never loaded: nothing is stale
-        (True, {"fake-pkg": "1.0", "other": "1.0", "new-pkg": "3.0"}, None),  # loaded and unchanged, or new
+        # matplotlib's case on Colab: loaded before the cell, then upgraded by pip. The package is named once,
+        # not with each of its modules; a namespace package (no file of its own, like `google`) is left out.
+        ("upgrades", r"pip replaced fake_namespace\.fake_package, which this session had loaded already\. "
+                     r"Runtime > Restart session"),
+        ("removes", r"pip replaced fake_namespace\.fake_package\.sub, which"),  # a module gone is replaced too
+        ("upgrades what is not loaded", None),
+        ("leaves it", None),
     ],
 )
-def test_the_set_up_cell_asks_for_a_restart_when_pip_upgraded_a_loaded_package(monkeypatch, loaded, after, message):
-    import importlib.metadata
+def test_the_set_up_cell_asks_for_a_restart_when_pip_replaced_a_loaded_package(monkeypatch, tmp_path, pip_does,
+                                                                                  message):
     import importlib.util
+    import os
     import subprocess
     import types
 
-    installed = {"fake-pkg": "1.0", "other": "1.0"}
+    package = tmp_path / "fake_namespace" / "fake_package"
+    package.mkdir(parents=True)
+    files = {"fake_namespace.fake_package": package / "__init__.py", "fake_namespace.fake_package.sub": package / "sub.py",
+             "not_loaded": tmp_path / "not_loaded.py"}
+    for name, path in files.items():
+        path.write_text("")
+        os.utime(path, (1_000_000, 1_000_000))
+        if name != "not_loaded":
+            module = types.ModuleType(name)
+            module.__file__ = str(path)
+            monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setitem(sys.modules, "fake_namespace", types.ModuleType("fake_namespace"))  # no __file__
 
     def pip(command, **kwargs):
-        installed.clear()
-        installed.update(after)
+        if pip_does == "upgrades":
+            for path in files.values():
+                path.write_text("# the new version\n")
+        elif pip_does == "removes":
+            files["fake_namespace.fake_package.sub"].unlink()
+        elif pip_does == "upgrades what is not loaded":
+            files["not_loaded"].write_text("# the new version\n")
         return subprocess.CompletedProcess(command, 0)
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     monkeypatch.setattr(subprocess, "run", pip)
-    monkeypatch.setattr(importlib.metadata, "version", lambda name: installed[name])
-    monkeypatch.setattr(importlib.metadata, "packages_distributions", lambda: {
-        "fake_module": ["fake-pkg"], "other": ["other"], **({"new_module": ["new-pkg"]} if "new-pkg" in installed else {}),
-    })
-    monkeypatch.setitem(sys.modules, "new_module", types.ModuleType("new_module"))
-    if loaded:
-        monkeypatch.setitem(sys.modules, "fake_module", types.ModuleType("fake_module"))
     if message is None:
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
     else:
