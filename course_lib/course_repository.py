@@ -93,7 +93,10 @@ def install_target(root=ROOT):
 
 
 def setup_cell_source(root=ROOT):
-    """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing."""
+    """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing.
+
+    When pip replaced the files of a module the session had loaded already, the cell stops and asks for a restart.
+    """
     target = install_target(root)
     return (
         f"{SETUP_MARKER} (or any machine without course_lib) this installs the course library.\n"

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason=
 @pytest.fixture
 def machine(tmp_path, monkeypatch):
     """`machine(attached, tensorflow_gpus)`: whether the NVIDIA driver lists a GPU, and what TensorFlow lists."""
-    monkeypatch.setattr(devices, "_warned", False)
+    devices.warn_if_gpu_unused.cache_clear()  # each test is a new process, as far as the check goes
     monkeypatch.setattr(devices, "NVIDIA_DEVICE_FILE", tmp_path / "nvidia0")
     monkeypatch.setattr(devices, "NVIDIA_GPU_FOLDER", tmp_path / "gpus")
 
@@ -31,7 +31,8 @@ def machine(tmp_path, monkeypatch):
 
         monkeypatch.setattr(tf.config, "list_physical_devices", list_physical_devices)
 
-    return set_up
+    yield set_up
+    devices.warn_if_gpu_unused.cache_clear()  # the fakes' answer is not this machine's
 
 
 def test_an_attached_gpu_that_tensorflow_does_not_list_is_said_once(machine):

@@ -8,14 +8,13 @@ ten minutes on the GPU takes many times that. `warn_if_gpu_unused` makes that
 visible: the course's training loops call it before they train.
 """
 
+import functools
 import warnings
 from pathlib import Path
 
 # Where the NVIDIA driver lists its GPUs (one folder per GPU), and the device file of the first one.
 NVIDIA_GPU_FOLDER = Path("/proc/driver/nvidia/gpus")
 NVIDIA_DEVICE_FILE = Path("/dev/nvidia0")
-
-_warned = False
 
 
 def nvidia_gpu_attached():
@@ -26,15 +25,13 @@ def nvidia_gpu_attached():
         return False
 
 
+@functools.cache  # once per process: what is attached, and what TensorFlow lists, do not change
 def warn_if_gpu_unused():
-    """Warns, once per process, when an NVIDIA GPU is attached but TensorFlow lists none.
+    """Warns when an NVIDIA GPU is attached but TensorFlow lists none; checks once per process.
 
     Returns:
         True when it warned (now or earlier in this process).
     """
-    global _warned
-    if _warned:
-        return True
     import keras
 
     if keras.backend.backend() != "tensorflow" or not nvidia_gpu_attached():
@@ -43,7 +40,6 @@ def warn_if_gpu_unused():
 
     if tf.config.list_physical_devices("GPU"):
         return False
-    _warned = True
     warnings.warn(
         f"This machine has an NVIDIA GPU, but TensorFlow {tf.__version__} lists none "
         "(tf.config.list_physical_devices('GPU') is empty), so training runs on the CPU, many times slower. "
