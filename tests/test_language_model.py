@@ -111,6 +111,31 @@ def test_corpus_is_deterministic_and_well_formed():
                                   train["targets"][:, :-1][train["targets"][:, 1:] != 0])
 
 
+def test_the_grammar_floor_matches_the_generator():
+    """`entropy_per_character` enumerates the grammar; the generator's own draws must agree with it."""
+    phrases = dict(char_corpus._noun_phrases(char_corpus.SUBJECTS))
+    assert len(phrases) == len(list(char_corpus._noun_phrases(char_corpus.SUBJECTS)))  # no two choices spell alike
+    assert sum(phrases.values()) == pytest.approx(1.0)
+    rng = np.random.default_rng(7)
+    drawn = [char_corpus._noun_phrase(rng, char_corpus.SUBJECTS) for _ in range(40_000)]
+    assert set(drawn) <= set(phrases)
+    _, counts = np.unique(drawn, return_counts=True)
+    frequencies = counts / counts.sum()
+    entropy, mean_length = char_corpus._entropy_and_mean_length(phrases.items())
+    # plug-in entropy of 40,000 draws over 1,040 phrases: biased low by about (1,040 - 1) / 80,000 = 0.013
+    assert -np.sum(frequencies * np.log(frequencies)) == pytest.approx(entropy - 0.013, abs=0.02)
+    assert np.mean([len(p) for p in drawn]) == pytest.approx(mean_length, abs=0.05)  # standard error 0.013
+
+    floor = char_corpus.entropy_per_character()
+    sentences = char_corpus.make_sentences(20_000, seed=3)
+    tokens = np.mean([len(s) + 1 for s in sentences])  # characters and <stop>; standard error 0.06
+    per_sentence = floor * tokens  # H(S), if the expected length is right
+    object_entropy, _ = char_corpus._entropy_and_mean_length(char_corpus._noun_phrases(char_corpus.OBJECTS))
+    expected = entropy + object_entropy + np.log(len(char_corpus.VERBS)) + np.log(2) + 0.5 * np.log(
+        len(char_corpus.PREPOSITIONS) * len(char_corpus.PLACES))
+    assert per_sentence == pytest.approx(expected, rel=0.006)
+
+
 def test_perplexity_helpers():
     targets = np.array([[4, 5, 0], [4, 4, 0]])
     uniform = np.where(targets != 0, np.log(1 / 8), 0.0)

@@ -12,6 +12,9 @@ Every sentence becomes `inputs = <GO> c_1 ... c_T` and
 is the input at every step), right-padded with 0.
 """
 
+import itertools
+import math
+
 import numpy as np
 
 PAD, GO, STOP, UNK = 0, 1, 2, 3
@@ -49,6 +52,45 @@ def make_sentence(rng):
     if rng.random() < 0.5:
         words += [str(rng.choice(PREPOSITIONS)), "the", str(rng.choice(PLACES))]
     return " ".join(words) + "."
+
+
+def _noun_phrases(nouns):
+    """Every noun phrase `_noun_phrase` can draw from `nouns`, as `(text, probability)` pairs."""
+    for count in range(3):  # 0, 1 or 2 adjectives, each count with probability 1/3
+        orders = list(itertools.permutations(ADJECTIVES, count))
+        for adjectives, noun in itertools.product(orders, nouns):
+            first = (list(adjectives) + [noun])[0]
+            for determiner in ("the", "an" if first[0] in "aeiou" else "a"):
+                yield " ".join([determiner, *adjectives, noun]), 1 / 3 / len(orders) / len(nouns) / 2
+
+
+def _entropy_and_mean_length(outcomes):
+    """`(H, E[len])` in nats and characters of a distribution given as `(text, probability)` pairs."""
+    outcomes = list(outcomes)
+    return (-sum(p * math.log(p) for _, p in outcomes), sum(p * len(text) for text, p in outcomes))
+
+
+def entropy_per_character():
+    """The grammar's own uncertainty: the lowest average loss any model can reach, in nats per character.
+
+    `make_sentence` makes independent choices (how many adjectives, which ones, which noun,
+    "the" or "a"/"an", the verb, whether a place follows, and which), and different choices
+    never spell the same sentence. So the entropy of a sentence `H(S)` is the sum of the
+    choices' entropies, and a model that knew the grammar exactly would pay `H(S)` nats for a
+    sentence on average. Spread over its tokens (the characters and `<stop>`, the tokens the
+    language model's loss averages over), that is `H(S) / E[len(S) + 1]` nats per character,
+    computed exactly here by enumerating every choice. `exp` of it is the lowest perplexity.
+    No model can beat it on average: what is left is which word the grammar picks next.
+    """
+    subject, object_ = (_entropy_and_mean_length(_noun_phrases(nouns)) for nouns in (SUBJECTS, OBJECTS))
+    verb = (math.log(len(VERBS)), float(np.mean([len(v) for v in VERBS])))
+    place = (math.log(len(PREPOSITIONS)) + math.log(len(PLACES)),
+             float(np.mean([len(w) for w in PREPOSITIONS])) + len(" the ") + float(np.mean([len(w) for w in PLACES])))
+    entropy = subject[0] + verb[0] + object_[0] + math.log(2) + 0.5 * place[0]  # log 2: a place clause or not
+    # "subject verb object[ preposition the place]." then <stop>: two spaces, the clause (with its
+    # leading space) half of the time, the full stop and <stop>
+    tokens = subject[1] + 1 + verb[1] + 1 + object_[1] + 0.5 * (1 + place[1]) + 1 + 1
+    return entropy / tokens
 
 
 def make_sentences(count, seed=0):
