@@ -3,6 +3,7 @@
 import importlib.util
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -49,10 +50,26 @@ def test_pictures_are_saved_by_cell_with_an_index_and_stale_ones_removed(tmp_pat
     assert (out / "other-cell-1.png").read_bytes() == b"another notebook's picture"
     entry = json.loads((out / "figures.json").read_text())["lecture"]
     assert entry["profile"] == "fast" and entry["seconds"] > 0
+    assert entry["commit"] == "unknown"  # tmp_path is outside any git repository
     assert [p["file"] for p in entry["pictures"]] == ["lecture-cell-2.png", "lecture-cell-2-2.png"]
     assert entry["pictures"][0]["code"] == "import os"
     kept = nbformat.read(executed / "lecture.ipynb", as_version=4)
     assert kept.cells[1].outputs[0]["text"] == "no picture here\n"
+
+
+def test_the_commit_stamp_says_when_the_notebook_differs_from_it(tmp_path):
+    def git(*arguments):
+        subprocess.run(["git", "-C", str(tmp_path), *arguments], check=True, capture_output=True)
+
+    notebook = write_notebook(tmp_path / "lecture.ipynb", "1 + 1")
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "start")
+    assert notebook_figures.commit(notebook).endswith("+changes")  # not committed yet
+    git("add", "lecture.ipynb")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "the lecture")
+    assert "+" not in notebook_figures.commit(notebook) and notebook_figures.commit(notebook) != "unknown"
+    write_notebook(notebook, "2 + 2")
+    assert notebook_figures.commit(notebook).endswith("+changes")
 
 
 def test_a_failing_notebook_keeps_its_pictures_and_the_command_fails(tmp_path, capsys):

@@ -8,8 +8,9 @@ set, as a student would run it. Every PNG it displays is written as
 `<notebook stem>-<cell id>.png` (`-2`, `-3` ... for a cell's further pictures),
 after the notebook's earlier pictures in that folder are removed, so a plot taken
 out of a notebook does not linger. `figures.json` in the same folder records, per
-notebook, the profile, the date, the commit, the seconds it took and each
-picture's cell with the first line of its code.
+notebook, the profile, the date, the commit (`+changes` when the notebook
+differed from it), the seconds it took and each picture's cell with the first
+line of its code.
 
 A notebook that fails leaves its earlier pictures as they were; the command
 names the cell, goes on with the next notebook and exits with status 1.
@@ -77,13 +78,20 @@ def execute(path, profile, timeout):
     return notebook
 
 
-def commit():
-    result = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    return result.stdout.strip() or "unknown"
+def commit(path):
+    """The commit the notebook at `path` was run at, `+changes` when it differs from that commit; "unknown" outside git."""
+    def git(*arguments):
+        return subprocess.run(["git", "-C", str(path.parent), *arguments], capture_output=True, text=True).stdout.strip()
+
+    revision = git("rev-parse", "--short", "HEAD")
+    if not revision:
+        return "unknown"
+    return revision + ("+changes" if git("status", "--porcelain", "--", path.name) else "")
 
 
-def save(notebook, stem, out, seconds, profile):
+def save(notebook, path, out, seconds, profile):
     """Writes the notebook's pictures to `out` (its earlier ones removed) and returns their index entry."""
+    stem = path.stem
     for old in out.glob(f"{stem}-*.png"):
         old.unlink()
     entries = []
@@ -92,7 +100,7 @@ def save(notebook, stem, out, seconds, profile):
         (out / name).write_bytes(png)
         first_line = next((line for line in cell.source.splitlines() if line.strip()), "")
         entries.append({"file": name, "cell": cell["id"], "code": first_line})
-    return {"profile": profile, "date": datetime.date.today().isoformat(), "commit": commit(),
+    return {"profile": profile, "date": datetime.date.today().isoformat(), "commit": commit(path),
             "seconds": round(seconds, 1), "pictures": entries}
 
 
@@ -124,7 +132,7 @@ def main(argv=None):
         if args.executed:
             args.executed.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, args.executed / path.name)
-        index[path.stem] = save(notebook, path.stem, args.out, time.perf_counter() - started, args.profile)
+        index[path.stem] = save(notebook, path, args.out, time.perf_counter() - started, args.profile)
         index_path.write_text(json.dumps(dict(sorted(index.items())), indent=1, ensure_ascii=False) + "\n")
         print(f"  {len(index[path.stem]['pictures'])} pictures in {index[path.stem]['seconds']} s -> {args.out}")
     if failed:
