@@ -18,7 +18,6 @@ names the cell, goes on with the next notebook and exits with status 1.
 
 import argparse
 import base64
-import contextlib
 import datetime
 import json
 import os
@@ -52,29 +51,18 @@ def picture_name(stem, cell, number):
     return f"{stem}-{cell['id']}.png" if number == 1 else f"{stem}-{cell['id']}-{number}.png"
 
 
-@contextlib.contextmanager
 def kernel_environment(profile):
-    """The kernel inherits this process's environment: set the profile, and leave the plotting
-    backend to the kernel (a `MPLBACKEND=Agg` from a test run or a shell would stop every picture)."""
-    saved = {name: os.environ.get(name) for name in ("COURSE_PROFILE", "MPLBACKEND")}
-    os.environ["COURSE_PROFILE"] = profile
-    os.environ.pop("MPLBACKEND", None)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+    """The kernel's environment: this process's, with the profile set and the plotting backend left to the
+    kernel (a `MPLBACKEND=Agg` from a test run or a shell would stop every picture)."""
+    environment = {name: value for name, value in os.environ.items() if name != "MPLBACKEND"}
+    return {**environment, "COURSE_PROFILE": profile}
 
 
 def execute(path, profile, timeout):
     """Runs the notebook at `path` in a fresh kernel and returns it with its outputs."""
     notebook = nbformat.read(path, as_version=4)
-    with kernel_environment(profile):
-        NotebookClient(notebook, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute(env=kernel_environment(profile))
     return notebook
 
 

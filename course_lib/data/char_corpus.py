@@ -82,14 +82,14 @@ def entropy_per_character():
     computed exactly here by enumerating every choice. `exp` of it is the lowest perplexity.
     No model can beat it on average: what is left is which word the grammar picks next.
     """
-    subject, object_ = (_entropy_and_mean_length(_noun_phrases(nouns)) for nouns in (SUBJECTS, OBJECTS))
-    verb = (math.log(len(VERBS)), float(np.mean([len(v) for v in VERBS])))
-    place = (math.log(len(PREPOSITIONS)) + math.log(len(PLACES)),
-             float(np.mean([len(w) for w in PREPOSITIONS])) + len(" the ") + float(np.mean([len(w) for w in PLACES])))
-    entropy = subject[0] + verb[0] + object_[0] + math.log(2) + 0.5 * place[0]  # log 2: a place clause or not
-    # "subject verb object[ preposition the place]." then <stop>: two spaces, the clause (with its
-    # leading space) half of the time, the full stop and <stop>
-    tokens = subject[1] + 1 + verb[1] + 1 + object_[1] + 0.5 * (1 + place[1]) + 1 + 1
+    verb = _entropy_and_mean_length((word, 1 / len(VERBS)) for word in VERBS)
+    places = [f" {preposition} the {place}" for preposition in PREPOSITIONS for place in PLACES]
+    # half of the sentences end with a place clause (with its leading space), half with none
+    clause = _entropy_and_mean_length([("", 0.5)] + [(text, 0.5 / len(places)) for text in places])
+    parts = [_entropy_and_mean_length(_noun_phrases(SUBJECTS)), verb, _entropy_and_mean_length(_noun_phrases(OBJECTS)),
+             clause]
+    entropy = sum(part_entropy for part_entropy, _ in parts)
+    tokens = sum(length for _, length in parts) + 2 + 1 + 1  # two spaces between the parts, the full stop, <stop>
     return entropy / tokens
 
 
