@@ -1,11 +1,16 @@
 """The generated shapes captioning data."""
 
+import itertools
+
 import numpy as np
 import pytest
 
+from colour_vision import VISION, difference_as_seen
 from course_lib.data.shapes import (
-    COLOUR_NAMES, COLOURS, SHAPES, describe, generate_shapes, load_shapes, object_location_masks,
+    BACKGROUND, COLOUR_NAMES, COLOURS, SHAPES, describe, generate_shapes, load_shapes, object_location_masks,
 )
+
+APART = 30.0  # CIELAB units: colours a reader must name in a 48-pixel noisy picture
 
 
 def test_same_seed_same_data_and_other_seed_other_data():
@@ -49,6 +54,26 @@ def test_pixels_inside_each_box_have_the_named_colour():
             target = np.asarray(COLOURS[COLOUR_NAMES[data.colours[n, k]]], float)
             assert np.abs(centre - target).max() < 45, (centre, target)
             assert data.rows[n, k] * 16 <= (y0 + y1) / 2 < (data.rows[n, k] + 1) * 16
+
+
+def test_the_simulation_keeps_grey_and_finds_the_classic_confusion():
+    for vision in VISION:
+        assert difference_as_seen((128, 128, 128), (128, 128, 128), vision) == 0.0
+        assert difference_as_seen((255, 255, 255), (0, 0, 0), vision) == pytest.approx(100.0, abs=0.5)
+    # A mid red and a mid green, the colours this data used to draw: far apart in normal vision, one olive for
+    # deuteranopes. The check below would fail for them.
+    assert difference_as_seen((220, 45, 45), (40, 175, 60)) > 100
+    assert difference_as_seen((220, 45, 45), (40, 175, 60), "deuteranopia") < 15
+
+
+@pytest.mark.parametrize("vision", sorted(VISION))
+def test_every_colour_stays_nameable_for_colour_blind_readers(vision):
+    background = (BACKGROUND,) * 3
+    pairs = [(first, second, difference_as_seen(COLOURS[first], COLOURS[second], vision))
+             for first, second in itertools.combinations(COLOURS, 2)]
+    pairs += [(name, "background", difference_as_seen(COLOURS[name], background, vision)) for name in COLOURS]
+    closest = min(pairs, key=lambda pair: pair[2])
+    assert closest[2] >= APART, f"{closest[0]} and {closest[1]} are {closest[2]:.1f} apart under {vision}"
 
 
 def test_location_masks_cover_the_object_cells():

@@ -11,9 +11,11 @@ Token ids follow the course convention: `<pad>`=0, `<GO>`=1, `<stop>`=2,
 
 import numpy as np
 
+from course_lib.data import shapes
+
 PAD, GO, STOP, UNK = 0, 1, 2, 3
 FIRST_TOKEN = 4
-COLOURS = np.array([[230, 40, 40], [40, 200, 40], [40, 80, 230], [230, 200, 30]], "float32")
+COLOURS = np.array(list(shapes.COLOURS.values()), "float32")  # the captioning data's colours, one per class
 
 
 def _check_batch(batch):

@@ -22,12 +22,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# Chosen so that every pair stays apart for readers with red-green or blue-yellow colour blindness, not only in
+# hue: the red is darker than the light green (a mid red and a mid green were one olive for deuteranopes,
+# 10 CIELAB units apart). `tests/test_shapes_data.py` keeps every pair, and every colour against the dark
+# background, at least 30 units apart under simulated protanopia, deuteranopia and tritanopia.
 COLOURS = {
-    "red": (220, 45, 45),
-    "green": (40, 175, 60),
-    "blue": (50, 90, 235),
-    "yellow": (235, 210, 40),
+    "red": (200, 30, 25),
+    "green": (100, 225, 130),
+    "blue": (40, 90, 240),
+    "yellow": (250, 235, 60),
 }
+BACKGROUND = 20.0  # grey level of the canvas, before its per-image shift and the pixel noise
 SHAPES = ("circle", "square", "triangle")
 COLOUR_NAMES = tuple(COLOURS)
 GRID = 3
@@ -136,7 +141,7 @@ def generate_shapes(count, image_size=48, seed=0, max_objects=3, noise=12.0):
     for n in range(count):
         number = int(rng.integers(1, max_objects + 1))
         cells = np.sort(rng.choice(GRID * GRID, size=number, replace=False))  # reading order
-        canvas = np.full((image_size, image_size, 3), 20.0) + rng.normal(0, 4, size=3)
+        canvas = np.full((image_size, image_size, 3), BACKGROUND) + rng.normal(0, 4, size=3)
         objects = []
         for k, cell_index in enumerate(cells):
             row, col = divmod(int(cell_index), GRID)
