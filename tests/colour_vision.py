@@ -9,6 +9,8 @@ apart in a small, noisy picture want tens of units.
 
 import numpy as np
 
+from course_lib.plots.style import linear_rgb
+
 VISION = {
     "normal": np.eye(3),
     "protanopia": np.array([[0.152286, 1.052583, -0.204868],
@@ -25,11 +27,6 @@ _SRGB_TO_XYZ = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.
 _D65_WHITE = np.array([0.95047, 1.0, 1.08883])
 
 
-def _linear(rgb255):
-    channels = np.asarray(rgb255, dtype=float) / 255.0
-    return np.where(channels <= 0.04045, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
-
-
 def _lab(linear_rgb):
     xyz = _SRGB_TO_XYZ @ np.clip(linear_rgb, 0.0, 1.0) / _D65_WHITE
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
@@ -39,4 +36,5 @@ def _lab(linear_rgb):
 def difference_as_seen(first, second, vision="normal"):
     """Delta E (CIELAB) between two 0-255 RGB colours as a reader with `vision` sees them."""
     matrix = VISION[vision]
-    return float(np.linalg.norm(_lab(matrix @ _linear(first)) - _lab(matrix @ _linear(second))))
+    first, second = (linear_rgb(np.asarray(colour, dtype=float) / 255.0) for colour in (first, second))
+    return float(np.linalg.norm(_lab(matrix @ first) - _lab(matrix @ second)))

@@ -16,11 +16,15 @@ import numpy as np
 MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
+def linear_rgb(colour):
+    """The linear-light RGB of an sRGB(A) colour with channels in [0, 1] (alpha dropped), as WCAG 2 computes it."""
+    channels = np.asarray(colour, dtype=float)[:3]
+    return np.where(channels <= 0.03928, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
+
+
 def relative_luminance(colour):
     """WCAG 2 relative luminance of an RGB(A) colour with channels in [0, 1] (alpha ignored)."""
-    channels = np.asarray(colour, dtype=float)[:3]
-    linear = np.where(channels <= 0.03928, channels / 12.92, ((channels + 0.055) / 1.055) ** 2.4)
-    return float(np.dot([0.2126, 0.7152, 0.0722], linear))
+    return float(np.dot([0.2126, 0.7152, 0.0722], linear_rgb(colour)))
 
 
 def contrast_ratio(first, second):
@@ -44,4 +48,4 @@ def series_style(index):
     return {"marker": MARKERS[index % len(MARKERS)], "markersize": max(3.0, 7.0 - 1.5 * (index % len(MARKERS)))}
 
 
-__all__ = ["blend_on_white", "contrast_ratio", "relative_luminance", "series_style", "text_colour_on"]
+__all__ = ["blend_on_white", "contrast_ratio", "linear_rgb", "relative_luminance", "series_style", "text_colour_on"]
