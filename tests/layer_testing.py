@@ -90,6 +90,7 @@ def run_layer_test(
     expected_output_shapes=None,
     padding_check=None,
     atol=1e-6,
+    has_weights=True,
 ):
     """Runs the standard checks on `layer_cls(**init_kwargs)(**call_kwargs)`.
 
@@ -101,6 +102,9 @@ def run_layer_test(
         padding_check: optional `(padded_call_kwargs, compare)` where
             `compare(original_outputs, padded_outputs)` asserts that the padding
             changed nothing the layer promised to keep.
+        has_weights: False for a layer without weights (`LocationCoordinates`):
+            the test then asserts it has none, and skips the training and
+            freezing checks, which need weights.
 
     Returns:
         The layer, built, for further checks.
@@ -142,6 +146,12 @@ def run_layer_test(
     for a, b in zip(_numpy(model(call_kwargs)), _numpy(reloaded(call_kwargs))):
         np.testing.assert_allclose(a, b, atol=atol, err_msg=".keras reload differs")
 
+    if not has_weights:
+        assert not layer.weights, f"{layer_cls.__name__} has weights {[w.path for w in layer.weights]}"
+        _check_padding(layer, call_kwargs, padding_check)
+        check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
+        return layer
+
     # Training: gradients reach every weight, and a few steps lower a loss.
     tensors = {k: ops.convert_to_tensor(v) for k, v in call_kwargs.items()}
     optimizer = keras.optimizers.Adam(1e-2)
@@ -170,13 +180,16 @@ def run_layer_test(
     assert frozen_model.weights and not frozen_model.trainable_weights, (
         f"{layer_cls.__name__}(trainable=False) still trains {[w.path for w in frozen_model.trainable_weights]}")
 
-    # Masking.
+    _check_padding(layer, call_kwargs, padding_check)
+    check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
+    return layer
+
+
+def _check_padding(layer, call_kwargs, padding_check):
+    """Masking: `compare(original_outputs, padded_outputs)` of a `padding_check`."""
     if padding_check is not None:
         padded_kwargs, compare = padding_check
         compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
-
-    check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
-    return layer
 
 
 class _Holder(keras.Model):

@@ -5,7 +5,8 @@ import pytest
 
 from course_lib.data.shapes import COLOUR_NAMES, SHAPES, generate_shapes, object_location_masks
 from course_lib.metrics.captioning import (
-    attention_on_object, caption_bleu, distinct_caption_rate, exact_caption_match, object_word_hits, object_words,
+    attention_on_object, caption_bleu, caption_error_kind, caption_error_kinds, distinct_caption_rate,
+    exact_caption_match, object_word_hits, object_words, parse_object_caption,
 )
 
 
@@ -92,3 +93,46 @@ def test_shape_mismatch_raises():
     with pytest.raises(ValueError, match="same locations"):
         attention_on_object(data.captions, np.zeros((1, 7, 49)), data.colours, data.shapes, masks,
                             COLOUR_NAMES, SHAPES)
+
+
+REFERENCE = "a red circle above a blue square left of a green triangle"
+
+
+@pytest.mark.parametrize("hypothesis, kind", [
+    (REFERENCE, None),
+    ("a red circle above a green triangle left of a blue square", "order"),  # the image's objects, out of order
+    ("a blue square above a red circle left of a green triangle", "order"),
+    ("a red circle above a blue circle left of a green triangle", "recognition"),  # no blue circle in the image
+    ("a yellow circle above a blue square left of a green triangle", "recognition"),
+    ("a red circle left of a blue square left of a green triangle", "relation"),
+    ("a red circle above a blue square above a green triangle", "relation"),
+    ("a red circle above a blue square", "count"),
+    ("a red circle above a blue square left of a green triangle left of a red circle", "count"),
+    ("a red circle above a blue square left of", "malformed"),
+    ("a red circle above blue square", "malformed"),
+    ("a red above a blue square", "malformed"),
+    ("", "malformed"),
+])
+def test_the_first_mistake_of_a_caption_is_named(hypothesis, kind):
+    assert caption_error_kind(hypothesis, REFERENCE, COLOUR_NAMES, SHAPES) == kind
+
+
+def test_the_parser_inverts_the_data_captions():
+    data = generate_shapes(60, seed=4)
+    for n, caption in enumerate(data.captions):
+        objects, links = parse_object_caption(caption.split(), COLOUR_NAMES, SHAPES)
+        count = int((data.shapes[n] >= 0).sum())
+        assert objects == [(COLOUR_NAMES[data.colours[n, k]], SHAPES[data.shapes[n, k]]) for k in range(count)]
+        assert links == ["above" if data.rows[n, k] > data.rows[n, k - 1] else "left of" for k in range(1, count)]
+
+
+def test_error_kinds_count_a_test_set_and_refuse_bad_input():
+    hypotheses = [REFERENCE, "a red circle above a blue circle left of a green triangle", "a red circle above a blue square"]
+    counts = caption_error_kinds(hypotheses, [REFERENCE] * 3, COLOUR_NAMES, SHAPES)
+    assert counts == {"exact": 1, "recognition": 1, "order": 0, "relation": 0, "count": 1, "malformed": 0}
+    with pytest.raises(ValueError, match="Received: 1 captions, 2 references"):
+        caption_error_kinds([REFERENCE], [REFERENCE] * 2, COLOUR_NAMES, SHAPES)
+    with pytest.raises(ValueError, match="Received: 'a dog runs'"):
+        caption_error_kind("a red circle", "a dog runs", COLOUR_NAMES, SHAPES)
+    with pytest.raises(ValueError, match="not a str"):
+        caption_error_kinds(REFERENCE, REFERENCE, COLOUR_NAMES, SHAPES)

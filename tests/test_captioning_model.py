@@ -234,6 +234,8 @@ def test_the_captioning_task_trains_plain_decoders_without_the_deep_output_flag(
 
     with pytest.raises(ValueError, match="Received: deep_output=True, decoder='option1'"):
         train_captioning("shapes", "option1", deep_output=True, epochs=1, train=8)
+    with pytest.raises(ValueError, match="Received: location_coordinates=True, decoder='option2'"):
+        train_captioning("shapes", "option2", location_coordinates=True, epochs=1, train=8)
 
 
 @pytest.mark.parametrize("encoder", ["small", "features"])
@@ -253,6 +255,9 @@ def test_the_captioning_task_builds_each_captioner_with_only_the_settings_it_rea
             build_captioner({**settings, "deep_output": True}, list(range(VOCAB)), feature_shapes=(4, 3, 5))
     if encoder == "small":
         assert model.image_size == 32 and model.cnn_filters == (4, 8)
+    if decoder == "attention":  # the coordinates setting reaches the model
+        located = build_captioner({**settings, "location_coordinates": True}, list(range(VOCAB)), feature_shapes=(4, 3, 5))
+        assert located.location_coordinates and not model.location_coordinates
 
 
 def test_the_unread_settings_tables_keep_the_constructors_defaults():

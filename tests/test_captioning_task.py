@@ -39,8 +39,11 @@ def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
     assert main(["caption", "--model", str(out), str(tmp_path / "nope.png")]) == 2  # clear error, no crash
     capsys.readouterr()
     assert main(["train", "captioning", "--decoder", "attention", "--train-size", "20", "--epochs", "1",
-                 "--profile", "fast", "--out", str(out)]) == 0  # replacing the run used to say nothing
+                 "--location-coordinates", "--profile", "fast", "--out", str(out)]) == 0  # replacing the run
     assert f"{out} holds an earlier captioning run; its files are replaced by this one's" in capsys.readouterr().out
+    assert json.loads((out / "run.json").read_text())["settings"]["location_coordinates"] is True
+    assert main(["caption", "--model", str(out), str(image_path)]) == 0  # the saved model reads its coordinates
+    assert "shape.png: " in capsys.readouterr().out
 
 
 def test_caption_overlay_of_a_plain_captioner_is_refused(tmp_path, capsys):

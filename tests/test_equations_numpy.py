@@ -223,12 +223,16 @@ def test_the_reference_tells_the_wirings_apart():
     np.testing.assert_allclose(np.asarray(model.encode(SOURCE)[1])[0], s_0, atol=1e-5)
 
 
-@pytest.mark.parametrize("decoder", ["attention", "option1", "option2"])
+@pytest.mark.parametrize("decoder", ["attention", "attention+coordinates", "option1", "option2"])
 def test_captioner_equals_the_equations_in_numpy(decoder):
-    """attention: s_0 = tanh(W_init mean_j a_j + b), then the attentional decoder over the 12 locations;
+    """attention: s_0 = tanh(W_init mean_j a_j + b), then the attentional decoder over the 12 locations
+    (with coordinates: over [a_j; y_j; x_j], a 1 x 12 map, so y_j = 0 and x_j from -1 to 1; s_0 unchanged);
     option1: s_0 = W_proj fc7(I) (no bias); option2: s_0 = 0 and fc7(I) joined to every input."""
+    coordinates = decoder == "attention+coordinates"
+    decoder = decoder.split("+")[0]
     model = ImageCaptioner(TARGET_VOCAB, decoder=decoder, encoder="features", feature_locations=12,
-                           feature_channels=7, feature_vector_dim=9, embedding_dim=6, units=8)
+                           feature_channels=7, feature_vector_dim=9, embedding_dim=6, units=8,
+                           location_coordinates=coordinates)
     model.build()
     randomise(model, 2)
     rng = np.random.default_rng(12)
@@ -239,6 +243,8 @@ def test_captioner_equals_the_equations_in_numpy(decoder):
         a, fc7 = inputs["locations"][row].astype("float64"), inputs["vector"][row].astype("float64")
         if decoder == "attention":
             s_0 = np.tanh(a.mean(axis=0) @ weights(model.bridge.kernel) + weights(model.bridge.bias))
+            if coordinates:
+                a = np.concatenate([a, np.stack([np.zeros(12), np.linspace(-1, 1, 12)], axis=-1)], axis=-1)
             expected, alphas = attention_decoder(model.decoder, a, s_0, TARGET_IN[row])
             np.testing.assert_allclose(alignments[row], alphas, atol=1e-6)
         else:

@@ -78,6 +78,94 @@ def object_words(words, colour_names, shape_names):
     return named
 
 
+ERROR_KINDS = ("recognition", "order", "relation", "count", "malformed")
+
+
+def parse_object_caption(words, colour_names, shape_names):
+    """Splits a caption of the grammar `a C S ((above | left of) a C S)*` into its parts.
+
+    Returns:
+        `(objects, relations)`: `[(colour, shape), ...]` in caption order and
+        the words linking them (`"above"` or `"left of"`), or None when the
+        words do not follow the grammar.
+    """
+    objects, relations, position = [], [], 0
+    while True:
+        if position + 3 > len(words) or words[position] != "a":  # every object phrase is "a C S"
+            return None
+        colour, shape = words[position + 1], words[position + 2]
+        if colour not in colour_names or shape not in shape_names:
+            return None
+        objects.append((colour, shape))
+        position += 3
+        if position == len(words):
+            return objects, relations
+        if words[position] == "above":
+            relations.append("above")
+            position += 1
+        elif words[position:position + 2] == ["left", "of"]:
+            relations.append("left of")
+            position += 2
+        else:
+            return None
+
+
+def caption_error_kind(hypothesis, reference, colour_names, shape_names):
+    """What the first mistake of a caption on the shapes data is about.
+
+    The two captions are read object by object, each link word before the
+    object it leads to; at the first difference the mistake is
+
+    * `"recognition"`: the caption names an object (colour and shape) that the
+      reference does not name at all: *what* is there was misread;
+    * `"order"`: it names an object the reference names elsewhere: the
+      objects are right but not in reading order;
+    * `"relation"`: the objects so far agree but the link word does not
+      ("above" for "left of" or back);
+    * `"count"`: every object named agrees but one caption names more;
+    * `"malformed"`: the caption does not follow the data's grammar.
+
+    Returns:
+        One of `ERROR_KINDS`, or None when the captions are equal.
+
+    Raises:
+        ValueError: when the reference itself does not follow the grammar.
+    """
+    if hypothesis == reference:
+        return None
+    expected = parse_object_caption(reference.split(), colour_names, shape_names)
+    if expected is None:
+        raise ValueError(f"The reference does not follow the shapes grammar. Received: {reference!r}")
+    got = parse_object_caption(hypothesis.split(), colour_names, shape_names)
+    if got is None:
+        return "malformed"
+    (got_objects, got_links), (objects, links) = got, expected
+    for index in range(min(len(got_objects), len(objects))):
+        if index > 0 and got_links[index - 1] != links[index - 1]:
+            return "relation"
+        if got_objects[index] != objects[index]:
+            return "order" if got_objects[index] in objects else "recognition"
+    return "count"
+
+
+def caption_error_kinds(hypotheses, references, colour_names, shape_names):
+    """`caption_error_kind` over a test set: how many captions are exact and how many miss for each reason.
+
+    Returns:
+        A dict `{"exact": n, "recognition": n, "order": n, "relation": n,
+        "count": n, "malformed": n}`.
+    """
+    hypotheses, references = caption_list(hypotheses, "hypotheses"), caption_list(references, "references")
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"Need one reference per caption. Received: {len(hypotheses)} captions, {len(references)} references"
+        )
+    counts = dict.fromkeys(("exact",) + ERROR_KINDS, 0)
+    for hypothesis, reference in zip(hypotheses, references):
+        counts[caption_error_kind(hypothesis, reference, colour_names, shape_names) or "exact"] += 1
+    return counts
+
+
 def object_word_hits(words, alignment, object_colours, object_shapes, location_masks,
                      colour_names, shape_names):
     """Where the attention looked for each word of one caption that names an object.

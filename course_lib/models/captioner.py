@@ -11,6 +11,7 @@ from course_lib.decoding.beam import beam_search, check_beam_options, check_gree
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
+from course_lib.layers.location_coordinates import LocationCoordinates
 from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -52,7 +53,10 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
     * `"attention"`: at every step `alpha_t = softmax_j(f_ATT(s_{t-1}, a_j))`
       over the `L` locations and `c_t = sum_j alpha_jt a_j` joins the input
       (the core `AttentionGRUDecoder`); `s_0 = tanh(W_init mean_j a_j)`.
-      The vector cannot be attended over: it has no locations.
+      The vector cannot be attended over: it has no locations. With
+      `location_coordinates=True` each `a_j` the decoder reads is
+      `[a_j; y_j; x_j]`, its features followed by its place on the map
+      (`LocationCoordinates`).
 
     Encoders (`encoder=`):
 
@@ -81,6 +85,12 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         embedding_dim, units: decoder settings.
         attention_units, deep_output: attentional decoder only (refused with
             the plain ones, which would ignore them).
+        location_coordinates: append each location's row and column, scaled
+            to `[-1, 1]`, to the features the attentional decoder reads
+            (attentional decoder only). The small CNN's locations see a
+            22 x 22-pixel window of a 48-pixel image, so they hardly know
+            where they are; `docs/captioning.md` measures what the coordinates
+            change on the shapes data.
         start_id, stop_id, pad_id: special token ids.
         max_output_length: default decoding length (`<stop>` included).
 
@@ -116,6 +126,7 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         units=128,
         attention_units=None,
         deep_output=False,
+        location_coordinates=False,
         start_id=1,
         stop_id=2,
         pad_id=0,
@@ -127,13 +138,15 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
             raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
-        if not isinstance(deep_output, (bool, np.bool_)):  # "no" is truthy
-            raise ValueError(f"`deep_output` must be True or False. Received: deep_output={deep_output!r}")
+        for name, value in (("deep_output", deep_output), ("location_coordinates", location_coordinates)):
+            if not isinstance(value, (bool, np.bool_)):  # "no" is truthy
+                raise ValueError(f"`{name}` must be True or False. Received: {name}={value!r}")
         if decoder != "attention":
             check_unread_options(
-                {"attention_units": attention_units, "deep_output": deep_output},
-                {"attention_units": None, "deep_output": False},
-                "`attention_units` and `deep_output` apply to the attentional decoder only",
+                {"attention_units": attention_units, "deep_output": deep_output,
+                 "location_coordinates": location_coordinates},
+                {"attention_units": None, "deep_output": False, "location_coordinates": False},
+                "`attention_units`, `deep_output` and `location_coordinates` apply to the attentional decoder only",
                 decoder=decoder,
             )
         if encoder == "features" and any(value is None for value in (
@@ -188,6 +201,7 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         self.units = counts["units"]
         self.attention_units = counts.get("attention_units")
         self.deep_output = bool(deep_output)
+        self.location_coordinates = bool(location_coordinates)
         self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.max_output_length = counts["max_output_length"]
 
@@ -220,6 +234,10 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
                 keras.layers.Dense(self.units, use_bias=False, dtype=self.dtype_policy, name="W_proj")
                 if decoder == "option1" else None
             )
+        self.coordinates = (
+            LocationCoordinates(self.grid, dtype=self.dtype_policy, name="location_coordinates")
+            if self.location_coordinates else None
+        )
         self._decode_functions = {}
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
@@ -274,7 +292,10 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
     def decoder_inputs(self, locations, vector):
         """`(encoder_outputs, initial_state)` for the chosen decoder."""
         if self.decoder_kind == "attention":
-            return locations, self.bridge(ops.mean(locations, axis=1))  # s_0: (batch, units)
+            initial_state = self.bridge(ops.mean(locations, axis=1))  # s_0: (batch, units)
+            if self.coordinates is not None:
+                locations = self.coordinates(locations)  # [a_j; y_j; x_j]: (batch, L, C + 2)
+            return locations, initial_state
         # The plain decoders read no locations: fc7(I) is the image's only
         # "location" (`PlainGRUDecoder` sizes option 2's input from the last
         # axis of `encoder_outputs`, so that axis must be the vector's).
@@ -399,6 +420,9 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         tokens_shape = (None, None)  # (batch, caption length)
         if self.decoder_kind == "attention":
             self.bridge.build((None, locations_shape[-1]))  # reads the mean location
+            if self.coordinates is not None:
+                self.coordinates.build(locations_shape)
+                locations_shape = self.coordinates.compute_output_shape(locations_shape)  # (None, L, C + 2)
             self.decoder.build(tokens_shape, locations_shape)
         else:
             single_location_shape = (None, 1, vector_shape[-1])  # fc7(I) as the only "location"
@@ -412,7 +436,7 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         if config.get("decoder", "attention") != "attention":
             # Plain captioners saved before these were refused with them (the captioning task saved
             # deep_output=True); their decoders never read either.
-            config = {**config, "deep_output": False, "attention_units": None}
+            config = {**config, "deep_output": False, "attention_units": None, "location_coordinates": False}
         # `get_config` saves every setting, the unread ones too (a features-encoder captioner holds the CNN's
         # sizes); ones saved before unread values were refused go back to the defaults the model ran as.
         unread = unread_settings(config.get("encoder", "small"), config.get("decoder", "attention"))
@@ -437,6 +461,7 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
             "units": self.units,
             "attention_units": self.attention_units,
             "deep_output": self.deep_output,
+            "location_coordinates": self.location_coordinates,
             "start_id": self.start_id,
             "stop_id": self.stop_id,
             "pad_id": self.pad_id,

@@ -19,7 +19,7 @@ from course_lib.tasks.run_files import write_json_file, write_output_file
 def _train_command(args):
     claim_run_folder(args.out, "captioning", RUN_FILE)
     dataset = "flickr8k" if args.images or args.captions else "shapes"
-    overrides = {"deep_output": args.deep_output, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
+    overrides = {"deep_output": args.deep_output, "location_coordinates": args.location_coordinates, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
     run = train_captioning(dataset, args.decoder, args.encoder, profile=args.profile, epochs=args.epochs,
                            images=args.images, captions=args.captions, cache_dir=args.cache_dir,
                            seed=args.seed, verbose=2, **overrides)
@@ -115,6 +115,8 @@ def register_cli(commands):
     train.add_argument("--units", type=positive_int)
     train.add_argument("--deep-output", action=argparse.BooleanOptionalAction, default=None,
                        help="attention: the output layer reads [s_t; c_t; e(y_{t-1})]")
+    train.add_argument("--location-coordinates", action=argparse.BooleanOptionalAction, default=None,
+                       help="attention: each location the decoder reads also holds its row and column")
     train.add_argument("--batch-size", type=positive_int)
     train.add_argument("--limit", type=positive_int, help="use only the first N images (Flickr8k)")
     train.add_argument("--train-size", type=positive_int, help="number of generated training images (shapes)")

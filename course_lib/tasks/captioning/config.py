@@ -6,18 +6,18 @@ SETTINGS = {
     "shapes": {
         "fast": {"train": 1500, "valid": 200, "test": 300, "epochs": 5, "batch_size": 64, "units": 96,
                  "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 3e-3,
-                 "deep_output": True},
+                 "deep_output": True, "location_coordinates": False},
         "full": {"train": 6000, "valid": 500, "test": 1000, "epochs": 15, "batch_size": 64, "units": 128,
                  "embedding_dim": 32, "image_size": 48, "cnn_filters": [16, 32, 64], "learning_rate": 2e-3,
-                 "deep_output": True},
+                 "deep_output": True, "location_coordinates": False},
     },
     "flickr8k": {
         "fast": {"limit": 120, "epochs": 2, "batch_size": 32, "units": 128, "embedding_dim": 64, "image_size": 64,
                  "cnn_filters": [16, 32, 64], "learning_rate": 2e-3, "max_words": 20, "min_count": 2,
-                 "deep_output": True},
+                 "deep_output": True, "location_coordinates": False},
         "full": {"limit": None, "epochs": 12, "batch_size": 64, "units": 256, "embedding_dim": 128, "image_size": 64,
                  "cnn_filters": [32, 64, 128], "learning_rate": 1e-3, "max_words": 20, "min_count": 3,
-                 "deep_output": True},
+                 "deep_output": True, "location_coordinates": False},
     },
 }
 ENCODER_CHOICES = ("small", "vgg16", "mobilenet")

@@ -34,12 +34,14 @@ class CaptioningRun:
 
 def build_captioner(settings, vocabulary, feature_shapes=None):
     """The `ImageCaptioner` of a run's settings, as `train_captioning` records them (a plain decoder's
-    `deep_output` is False there; the profiles' True is refused by `ImageCaptioner` for option 1 and 2)."""
+    `deep_output` is False there; the profiles' True is refused by `ImageCaptioner` for option 1 and 2;
+    runs saved before `location_coordinates` existed had none)."""
     from course_lib.models.captioner import ImageCaptioner
 
     common = dict(
         decoder=settings["decoder"], embedding_dim=settings["embedding_dim"], units=settings["units"],
         max_output_length=settings["max_length"], deep_output=settings.get("deep_output", False),
+        location_coordinates=settings.get("location_coordinates", False),
     )
     if settings["encoder"] == "small":
         return ImageCaptioner(len(vocabulary), encoder="small", image_size=settings["image_size"],

@@ -55,6 +55,9 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
         if overrides.get("deep_output"):
             raise ValueError(f"The deep output layer belongs to the attentional decoder. "
                              f"Received: deep_output=True, decoder={decoder!r}")
+        if overrides.get("location_coordinates"):  # options 1 and 2 read fc7(I), which has no locations
+            raise ValueError(f"Location coordinates are read by the attentional decoder only. "
+                             f"Received: location_coordinates=True, decoder={decoder!r}")
         settings["deep_output"] = False
     if images is not None:  # absolute, so the run can be evaluated from any folder
         settings["images"], settings["captions"] = str(Path(images).resolve()), str(Path(captions).resolve())
