@@ -69,8 +69,9 @@ ENTRIES = [
           "ceiling; top-k accuracy; right-to-left reranking",
           fast_cpu="38 s", full_cpu="14 min", colab_gpu=True),
     Entry("lecture", "notebooks/07_captioning.ipynb", "Captioning with attention over image locations",
-          "CNN feature maps as locations; attention over them; where the model looks for each word",
-          fast_cpu="31 s", full_cpu="3.0 min", colab_gpu=True),
+          "CNN feature maps as locations; attention over them; where the model looks for each word; what the "
+          "misses are about; locations that know where they are",
+          fast_cpu="49 s", full_cpu="7.9 min", colab_gpu=True),
     Entry("lecture", "notebooks/08_hierarchical_attention.ipynb", "Hierarchical attention",
           "documents and dialogs as sequences of sequences; word and sentence attention (u_w, u_s)",
           fast_cpu="48 s (scaled)", full_cpu="2.5 min", colab_gpu=True),
