@@ -105,6 +105,8 @@ REFERENCE = "a red circle above a blue square left of a green triangle"
     ("a red circle above a blue circle left of a green triangle", "recognition"),  # no blue circle in the image
     ("a yellow circle above a blue square left of a green triangle", "recognition"),
     ("a red circle left of a blue square left of a green triangle", "relation"),
+    ("a red circle above a green triangle", "order"),  # skipped the blue square; "above" fits the triangle
+    ("a red circle left of a yellow triangle", "recognition"),  # a wrong object, whatever its link word
     ("a red circle above a blue square above a green triangle", "relation"),
     ("a red circle above a blue square", "count"),
     ("a red circle above a blue square left of a green triangle left of a red circle", "count"),
@@ -127,7 +129,8 @@ def test_the_parser_inverts_the_data_captions():
 
 
 def test_error_kinds_count_a_test_set_and_refuse_bad_input():
-    hypotheses = [REFERENCE, "a red circle above a blue circle left of a green triangle", "a red circle above a blue square"]
+    hypotheses = [REFERENCE, "a red circle above a blue circle left of a green triangle",
+                  "a red circle above a blue square"]
     counts = caption_error_kinds(hypotheses, [REFERENCE] * 3, COLOUR_NAMES, SHAPES)
     assert counts == {"exact": 1, "recognition": 1, "order": 0, "relation": 0, "count": 1, "malformed": 0}
     with pytest.raises(ValueError, match="Received: 1 captions, 2 references"):

@@ -60,7 +60,8 @@ def test_the_captioner_decoder_reads_the_coordinates_and_s0_does_not():
     assert tuple(values.shape) == (2, 36, 10)  # 6 x 6 locations, 8 channels + (y, x)
     np.testing.assert_array_equal(np.asarray(values)[..., 8:], np.broadcast_to(grid_coordinates(6, 6), (2, 36, 2)))
     # s_0 = tanh(W_init mean_j a_j + b) reads the features alone.
-    expected = np.tanh(np.asarray(locations).mean(axis=1) @ np.asarray(model.bridge.kernel) + np.asarray(model.bridge.bias))
+    kernel, bias = np.asarray(model.bridge.kernel), np.asarray(model.bridge.bias)
+    expected = np.tanh(np.asarray(locations).mean(axis=1) @ kernel + bias)
     np.testing.assert_allclose(np.asarray(initial_state), expected, atol=1e-5)
     assert tuple(model.decoder.attention.key_kernel.shape)[0] == 10  # W_att reads [a_j; y_j; x_j]
     # Greedy decoding goes through the same locations.

@@ -2,7 +2,7 @@
 
 A location `a_j` of a small CNN describes only the window of pixels it
 sees. When that window is much smaller than the image, two identical shapes
-in different places give the same `a_j`, and an attentional decoder that
+in different places give the same `a_j` (away from the border), and an attentional decoder that
 reads `c_t = sum_j alpha_jt a_j` cannot tell *where* it looked: it can name
 an object but not say whether the next one is "above" or "left of" it, nor
 find which object comes next in reading order. (VGG16's conv5 locations see

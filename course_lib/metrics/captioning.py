@@ -113,15 +113,16 @@ def parse_object_caption(words, colour_names, shape_names):
 def caption_error_kind(hypothesis, reference, colour_names, shape_names):
     """What the first mistake of a caption on the shapes data is about.
 
-    The two captions are read object by object, each link word before the
-    object it leads to; at the first difference the mistake is
+    The two captions are read object by object: first which object comes
+    next, then the word that links it to the one before. At the first
+    difference the mistake is
 
     * `"recognition"`: the caption names an object (colour and shape) that the
       reference does not name at all: *what* is there was misread;
     * `"order"`: it names an object the reference names elsewhere: the
       objects are right but not in reading order;
-    * `"relation"`: the objects so far agree but the link word does not
-      ("above" for "left of" or back);
+    * `"relation"`: the objects so far agree, the next one too, but the word
+      linking them does not ("above" for "left of" or back);
     * `"count"`: every object named agrees but one caption names more;
     * `"malformed"`: the caption does not follow the data's grammar.
 
@@ -141,10 +142,10 @@ def caption_error_kind(hypothesis, reference, colour_names, shape_names):
         return "malformed"
     (got_objects, got_links), (objects, links) = got, expected
     for index in range(min(len(got_objects), len(objects))):
+        if got_objects[index] != objects[index]:  # went on to another object: its link word may fit that one
+            return "order" if got_objects[index] in objects else "recognition"
         if index > 0 and got_links[index - 1] != links[index - 1]:
             return "relation"
-        if got_objects[index] != objects[index]:
-            return "order" if got_objects[index] in objects else "recognition"
     return "count"
 
 
@@ -157,9 +158,8 @@ def caption_error_kinds(hypotheses, references, colour_names, shape_names):
     """
     hypotheses, references = caption_list(hypotheses, "hypotheses"), caption_list(references, "references")
     if len(hypotheses) != len(references):
-        raise ValueError(
-            f"Need one reference per caption. Received: {len(hypotheses)} captions, {len(references)} references"
-        )
+        raise ValueError(f"Need one reference per caption. "
+                         f"Received: {len(hypotheses)} captions, {len(references)} references")
     counts = dict.fromkeys(("exact",) + ERROR_KINDS, 0)
     for hypothesis, reference in zip(hypotheses, references):
         counts[caption_error_kind(hypothesis, reference, colour_names, shape_names) or "exact"] += 1

@@ -19,7 +19,8 @@ from course_lib.tasks.run_files import write_json_file, write_output_file
 def _train_command(args):
     claim_run_folder(args.out, "captioning", RUN_FILE)
     dataset = "flickr8k" if args.images or args.captions else "shapes"
-    overrides = {"deep_output": args.deep_output, "location_coordinates": args.location_coordinates, "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
+    overrides = {"deep_output": args.deep_output, "location_coordinates": args.location_coordinates,
+                 "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
     run = train_captioning(dataset, args.decoder, args.encoder, profile=args.profile, epochs=args.epochs,
                            images=args.images, captions=args.captions, cache_dir=args.cache_dir,
                            seed=args.seed, verbose=2, **overrides)
