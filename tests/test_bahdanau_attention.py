@@ -67,6 +67,33 @@ def test_masked_positions_get_exactly_zero_and_padding_changes_nothing():
     assert np.all(np.asarray(padded_weights)[:, 5:] == 0.0)
 
 
+def test_a_block_of_queries_takes_one_mask_row_per_query():
+    """A `(batch, num_queries, src_len)` mask: each query is scored as if alone with its own row (a causal mask
+    here), matching NumPy; a query whose row is all padding gets zeros; the Keras mask of `values` still applies."""
+    query_dim, batch, queries, src_len = 6, 2, 4, 4
+    block = RNG.normal(size=(batch, queries, query_dim)).astype("float32")
+    values = RNG.normal(size=(batch, src_len, 5)).astype("float32")
+    causal = np.tril(np.ones((queries, src_len), bool))  # query q sees positions 0..q
+    mask = np.broadcast_to(causal, (batch, queries, src_len)).copy()
+    mask[1, 2] = False  # a row with no real position
+    layer = BahdanauAttention(3)
+    context, weights = (np.asarray(x) for x in layer(block, values, mask=mask))
+    U_att, W_att, v_att = (np.asarray(w) for w in (layer.query_kernel, layer.key_kernel, layer.score_vector))
+    for q in range(queries):
+        rows = [b for b in range(batch) if mask[b, q].any()]
+        expected_context, expected_weights = numpy_attention(
+            block[rows, q], values[rows], U_att, W_att, v_att, mask=mask[rows, q])
+        np.testing.assert_allclose(weights[rows, q], expected_weights, atol=1e-6)
+        np.testing.assert_allclose(context[rows, q], expected_context, atol=1e-5)
+    assert np.all(weights[~mask] == 0.0) and np.all(np.isfinite(context))
+    assert np.all(weights[1, 2] == 0.0) and np.all(context[1, 2] == 0.0)
+    carried = np.array([[True, True, True, False], [True] * 4])
+    _, joined = layer(block, values, mask=mask, values_mask=carried)
+    joined = np.asarray(joined)
+    assert np.all(joined[0, :, 3] == 0.0) and np.all(joined[~mask] == 0.0)
+    np.testing.assert_allclose(joined[0, :3], weights[0, :3], atol=1e-6)  # rows that never saw position 3
+
+
 def test_all_masked_row_gives_zeros_not_nan():
     query, values = _inputs(batch=2, src_len=4)
     mask = np.array([[False] * 4, [True, False, True, False]])
@@ -154,6 +181,9 @@ def test_standard_layer_checks():
         ((3, 4), (2, 5, 4), None, "query.shape"),
         ((2, 4), (2, 5, 4), (2, 6), "mask.shape"),
         ((2, 4), (2, 5, 4), (2, 5, 1), "mask.shape"),
+        ((2, 4), (2, 5, 4), (2, 1, 5), "mask.shape"),  # one row per query needs a block of queries
+        ((2, 3, 4), (2, 5, 4), (2, 2, 5), "mask.shape"),  # 3 queries, 2 rows
+        ((2, 3, 4), (2, 5, 4), (2, 3, 6), "mask.shape"),
     ],
 )
 def test_bad_input_raises_value_error_saying_what_was_received(query_shape, values_shape, mask_shape, message):

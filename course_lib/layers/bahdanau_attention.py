@@ -35,6 +35,8 @@ class BahdanauAttention(keras.layers.Layer):
         mask: optional boolean source mask `(batch, src_len)`; `False` marks
             padding, which receives exactly zero weight. A row with no real
             position gives all-zero weights and a zero context, never NaN.
+            With a rank-3 query the mask may also be `(batch, num_queries,
+            src_len)`, one row per query (a causal mask, say).
         projected_keys: optional output of `project_keys(values)`.
         values_mask: the Keras mask that `values` carries (from an
             `Embedding(mask_zero=True)` and a recurrent layer, say); Keras
@@ -117,6 +119,8 @@ class BahdanauAttention(keras.layers.Layer):
             if mask is not None:
                 check_mask_dtype(mask)
             values_mask = ops.cast(values_mask, "bool")
+            if mask is not None and len(mask.shape) == 3:
+                values_mask = values_mask[:, None, :]  # (batch, 1, src_len), for every query's row
             mask = values_mask if mask is None else ops.logical_and(ops.cast(mask, "bool"), values_mask)
         self._check_inputs(query, values, mask)
         if projected_keys is not None and any(
@@ -130,8 +134,8 @@ class BahdanauAttention(keras.layers.Layer):
         if projected_keys is None:
             projected_keys = self.project_keys(values)  # (batch, src_len, units)
         scores = self.score(query, projected_keys)  # (batch, [queries,] src_len)
-        if mask is not None and len(query.shape) == 3:
-            mask = mask[:, None, :]  # (batch, 1, src_len)
+        if mask is not None and len(query.shape) == 3 and len(mask.shape) == 2:
+            mask = mask[:, None, :]  # (batch, 1, src_len): the same row for every query
         weights = masked_softmax(scores, mask)  # (batch, [queries,] src_len)
         if len(query.shape) == 2:
             context = ops.einsum("bs,bsd->bd", weights, values)  # (batch, value_dim)
@@ -175,7 +179,9 @@ class BahdanauAttention(keras.layers.Layer):
                 f"Received: query.shape={query.shape}"
             )
         check_same_batch(query=query, values=values)
-        if mask is not None:
+        if mask is not None and len(mask.shape) == 3 and len(query.shape) == 3:  # one row per query
+            check_mask(mask, (values.shape[0], query.shape[1], values.shape[1]), "query` and `values")
+        elif mask is not None:
             check_mask(mask, values.shape[:2], "values")
 
     def get_config(self):
