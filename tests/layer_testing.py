@@ -146,12 +146,22 @@ def run_layer_test(
     for a, b in zip(_numpy(model(call_kwargs)), _numpy(reloaded(call_kwargs))):
         np.testing.assert_allclose(a, b, atol=atol, err_msg=".keras reload differs")
 
-    if not has_weights:
+    if has_weights:
+        _check_training_and_freezing(layer, layer_cls, init_kwargs, call_kwargs, inputs)
+    else:
         assert not layer.weights, f"{layer_cls.__name__} has weights {[w.path for w in layer.weights]}"
-        _check_padding(layer, call_kwargs, padding_check)
-        check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
-        return layer
 
+    # Masking.
+    if padding_check is not None:
+        padded_kwargs, compare = padding_check
+        compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
+
+    check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
+    return layer
+
+
+def _check_training_and_freezing(layer, layer_cls, init_kwargs, call_kwargs, inputs):
+    """Gradients reach every weight and a few steps lower a loss; `trainable=False` freezes every weight."""
     # Training: gradients reach every weight, and a few steps lower a loss.
     tensors = {k: ops.convert_to_tensor(v) for k, v in call_kwargs.items()}
     optimizer = keras.optimizers.Adam(1e-2)
@@ -179,17 +189,6 @@ def run_layer_test(
     frozen_model = keras.Model(inputs, frozen(**inputs))
     assert frozen_model.weights and not frozen_model.trainable_weights, (
         f"{layer_cls.__name__}(trainable=False) still trains {[w.path for w in frozen_model.trainable_weights]}")
-
-    _check_padding(layer, call_kwargs, padding_check)
-    check_summary(_Holder(layer_cls(**init_kwargs)), lambda holder: holder(call_kwargs))
-    return layer
-
-
-def _check_padding(layer, call_kwargs, padding_check):
-    """Masking: `compare(original_outputs, padded_outputs)` of a `padding_check`."""
-    if padding_check is not None:
-        padded_kwargs, compare = padding_check
-        compare(_numpy(_call(layer, call_kwargs)), _numpy(_call(layer, padded_kwargs)))
 
 
 class _Holder(keras.Model):

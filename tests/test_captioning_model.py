@@ -256,7 +256,8 @@ def test_the_captioning_task_builds_each_captioner_with_only_the_settings_it_rea
     if encoder == "small":
         assert model.image_size == 32 and model.cnn_filters == (4, 8)
     if decoder == "attention":  # the coordinates setting reaches the model
-        located = build_captioner({**settings, "location_coordinates": True}, list(range(VOCAB)), feature_shapes=(4, 3, 5))
+        located = build_captioner({**settings, "location_coordinates": True}, list(range(VOCAB)),
+                                  feature_shapes=(4, 3, 5))
         assert located.location_coordinates and not model.location_coordinates
 
 
