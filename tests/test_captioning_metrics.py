@@ -100,6 +100,7 @@ REFERENCE = "a red circle above a blue square left of a green triangle"
 
 @pytest.mark.parametrize("hypothesis, kind", [
     (REFERENCE, None),
+    ("A red circle above  a blue square left of a green triangle", None),  # exact as exact_caption_match counts it
     ("a red circle above a green triangle left of a blue square", "order"),  # the image's objects, out of order
     ("a blue square above a red circle left of a green triangle", "order"),
     ("a red circle above a blue circle left of a green triangle", "recognition"),  # no blue circle in the image

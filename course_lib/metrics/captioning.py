@@ -37,6 +37,11 @@ def caption_list(captions, name):
     return captions
 
 
+def caption_words(caption):
+    """The words that caption comparisons read: lower-cased, split on any whitespace."""
+    return caption.lower().split()
+
+
 def exact_caption_match(hypotheses, references):
     """Share of generated captions equal (word for word, case-blind) to their gold caption."""
     hypotheses, references = caption_list(hypotheses, "hypotheses"), caption_list(references, "references")
@@ -45,13 +50,13 @@ def exact_caption_match(hypotheses, references):
             "Need as many gold captions as generated ones, at least one. "
             f"Received: {len(hypotheses)} and {len(references)}"
         )
-    same = [h.lower().split() == r.lower().split() for h, r in zip(hypotheses, references)]
+    same = [caption_words(h) == caption_words(r) for h, r in zip(hypotheses, references)]
     return float(np.mean(same))
 
 
 def distinct_caption_rate(captions):
     """Distinct captions divided by captions: 1/N when the model says the same thing for every image."""
-    captions = [" ".join(c.lower().split()) for c in caption_list(captions, "captions")]
+    captions = [" ".join(caption_words(c)) for c in caption_list(captions, "captions")]
     if not captions:
         raise ValueError("Need at least one caption. Received: 0")
     return len(set(captions)) / len(captions)
@@ -127,17 +132,19 @@ def caption_error_kind(hypothesis, reference, colour_names, shape_names):
     * `"malformed"`: the caption does not follow the data's grammar.
 
     Returns:
-        One of `ERROR_KINDS`, or None when the captions are equal.
+        One of `ERROR_KINDS`, or None when the captions are equal word for
+        word, case-blind (as `exact_caption_match` compares them).
 
     Raises:
         ValueError: when the reference itself does not follow the grammar.
     """
-    if hypothesis == reference:
+    got_words, expected_words = caption_words(hypothesis), caption_words(reference)
+    if got_words == expected_words:
         return None
-    expected = parse_object_caption(reference.split(), colour_names, shape_names)
+    expected = parse_object_caption(expected_words, colour_names, shape_names)
     if expected is None:
         raise ValueError(f"The reference does not follow the shapes grammar. Received: {reference!r}")
-    got = parse_object_caption(hypothesis.split(), colour_names, shape_names)
+    got = parse_object_caption(got_words, colour_names, shape_names)
     if got is None:
         return "malformed"
     (got_objects, got_links), (objects, links) = got, expected
