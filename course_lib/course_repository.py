@@ -95,6 +95,8 @@ def install_target(root=ROOT):
 def setup_cell_source(root=ROOT):
     """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing.
 
+    It installs too when `course_lib` is there but keras or matplotlib is not: pip then adds what the library needs.
+
     When pip replaced the files of a module the session had loaded already, the cell stops and asks for a restart.
     """
     target = install_target(root)
@@ -108,14 +110,16 @@ def setup_cell_source(root=ROOT):
         "# notebook in about a minute on a CPU, with smaller numbers. For it, delete the \"# \" in front of the\n"
         "# next line, then Runtime > Restart session and run all.\n"
         "# os.environ[\"COURSE_PROFILE\"] = \"fast\"\n"
-        "if importlib.util.find_spec(\"course_lib\") is None:\n"
+        "# It also installs when course_lib is there but a package every lecture imports is not (keras, matplotlib).\n"
+        "if any(importlib.util.find_spec(name) is None for name in (\"course_lib\", \"keras\", \"matplotlib\")):\n"
         "    # pip may upgrade a package that this session has loaded already (matplotlib, say, once anything has\n"
         "    # drawn a plot): the old version would stay in memory, mixed with the new files, until a restart.\n"
         "    loaded_files = {name: (module.__file__, os.path.getmtime(module.__file__)) for name, module in list(sys.modules.items())\n"
         "                    if isinstance(getattr(module, \"__file__\", None), str) and os.path.isfile(module.__file__)}\n"
         f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
         "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
-        "                           \"offline?). In a clone of the repository, run `pip install -e .` there instead.\")\n"
+        "                           \"offline?). In a clone of the repository, run `pip install -r requirements.txt -e .` \"\n"
+        "                           \"there instead.\")\n"
         "    replaced = {name for name, (path, mtime) in loaded_files.items()\n"
         "                if not os.path.isfile(path) or os.path.getmtime(path) != mtime}\n"
         "    stale = sorted(name for name in replaced if name.rpartition(\".\")[0] not in replaced)  # packages, not each module\n"

@@ -121,8 +121,26 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 1))
-    with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -e \.` there instead"):
+    with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -r requirements\.txt -e \.` there "
+                                           r"instead"):
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+
+
+@pytest.mark.parametrize("missing", [None, "course_lib", "keras", "matplotlib"])
+def test_the_set_up_cell_installs_when_the_library_or_a_package_it_needs_is_missing(monkeypatch, missing):
+    """course_lib installed without keras (a half-finished install) must not pass for a working one."""
+    import importlib.util
+    import subprocess
+
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == missing else found(name, *args))
+    commands = []
+    monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: commands.append(command)
+                        or subprocess.CompletedProcess(command, 0))
+    exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+    assert len(commands) == (0 if missing is None else 1), commands
+    if missing:
+        assert commands[0][1:4] == ["-m", "pip", "install"] and commands[0][-1] == course_repository.install_target(ROOT)
 
 
 @pytest.mark.parametrize(
