@@ -199,6 +199,7 @@ class AttentionExplorer:
             bars.text(j, max(weight, oracle) + 0.02, f"{weight:.2f}\ne={score:+.2f}", ha="center", fontsize=8)
         bars.set_xticks(positions, SOURCE_WORDS[: len(positions)])
         bars.set_ylim(0, 1.5)  # room above the tallest bar's label for the legend
+        bars.set_yticks(np.linspace(0.0, 1.0, 6))  # a weight is at most 1: no ticks in the legend's room
         bars.set_xlabel("input word j")
         bars.set_ylabel("weight alpha_jt")
         bars.set_title(f"weights at t = {r['step'] + 1} ({r['word']})", fontsize=10)
