@@ -34,6 +34,41 @@ def token_weights(y_true, pad_id, sample_weight, dtype):
     return weights * sample_weight  # (batch, tgt_len)
 
 
+def check_token_predictions(y_true, y_pred):
+    """Refuses predictions `(batch, tgt_len, vocab)` that do not match targets `(batch, tgt_len)`.
+
+    Only sizes known when the check runs are compared. Without it, the accuracy's comparison of ids would
+    broadcast a batch of one against a batch of two (or one step against every step) and score it.
+    """
+    true_shape, predicted_shape = tuple(y_true.shape), tuple(y_pred.shape)
+    mismatch = len(predicted_shape) != len(true_shape) + 1 or any(
+        a is not None and b is not None and a != b for a, b in zip(true_shape, predicted_shape[:-1])
+    )
+    if mismatch:
+        raise ValueError(
+            "Predictions must be (batch, tgt_len, vocab) for targets (batch, tgt_len). "
+            f"Received: y_true.shape={y_true.shape}, y_pred.shape={y_pred.shape}"
+        )
+
+
+def scale_for_replicas(value):
+    """Divides a loss by the number of replicas training in sync (`tf.distribute`), as Keras's own losses do.
+
+    Under `MirroredStrategy` or `TPUStrategy` every replica computes the loss of its part of the batch, and
+    the replicas' gradients are summed; Keras multiplies the loss back for its progress bar. A loss that
+    computes its own mean must therefore divide by the replicas as Keras's reduction does, or both the loss
+    shown and the gradients come out that many times too large. Outside a strategy (and on JAX or PyTorch,
+    where Keras distributes otherwise) it returns `value` unchanged.
+    """
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        replicas = tf.distribute.get_strategy().num_replicas_in_sync
+        if replicas > 1:
+            value = value * ops.cast(1.0 / replicas, value.dtype)
+    return value
+
+
 @keras.saving.register_keras_serializable(package="course_lib")
 class MaskedTokenLoss(keras.losses.Loss):
     """Sum of cross-entropies over real target tokens, divided by their number.
@@ -54,10 +89,22 @@ class MaskedTokenLoss(keras.losses.Loss):
         sample_weight: optional, `(batch,)` or `(batch, tgt_len)`.
 
     Returns:
-        The scalar mean loss per real token.
+        The scalar mean loss per real token (divided by the number of replicas under a `tf.distribute`
+        strategy, as Keras's own losses are: `scale_for_replicas`).
+
+    `fit` and `evaluate` report the mean of the batches' values weighted by their numbers of examples, as for
+    every Keras loss; over a set whose batches hold different numbers of real tokens that differs a little
+    from the mean over all its tokens (`metrics.language_model.perplexity_from_log_probs` gives the exact
+    figure).
     """
 
     def __init__(self, pad_id=0, name="masked_token_loss", **kwargs):
+        reduction = kwargs.get("reduction", "sum_over_batch_size")
+        if reduction != "sum_over_batch_size":
+            raise ValueError(
+                f"{type(self).__name__} always returns the mean over real tokens; it takes no other `reduction`. "
+                f"Received: reduction={reduction!r}"
+            )
         super().__init__(name=name, **kwargs)
         self.pad_id = pad_id
 
@@ -69,10 +116,12 @@ class MaskedTokenLoss(keras.losses.Loss):
         # The normalisation by the number of real tokens happens here, so Keras's own
         # reduction (which would scale this mean by the mean sample weight) is bypassed.
         y_true = ops.cast(ops.convert_to_tensor(y_true), "int32")  # (batch, tgt_len)
-        per_token = self.token_losses(y_true, ops.convert_to_tensor(y_pred))  # (batch, tgt_len)
+        y_pred = ops.convert_to_tensor(y_pred)  # (batch, tgt_len, vocab)
+        check_token_predictions(y_true, y_pred)
+        per_token = self.token_losses(y_true, y_pred)  # (batch, tgt_len)
         weights = token_weights(y_true, self.pad_id, sample_weight, per_token.dtype)  # (batch, tgt_len)
         total = ops.sum(per_token * weights) / ops.maximum(ops.sum(weights), keras.config.epsilon())
-        return ops.cast(total, self.dtype)
+        return ops.cast(scale_for_replicas(total), self.dtype)
 
     def call(self, y_true, y_pred):
         return self(y_true, y_pred)
@@ -128,8 +177,10 @@ class MaskedTokenAccuracy(keras.metrics.Metric):
         self.count = self.add_variable(shape=(), initializer="zeros", name="count")
 
     def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true = ops.cast(y_true, "int32")
-        predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
+        y_true = ops.cast(ops.convert_to_tensor(y_true), "int32")  # (batch, tgt_len)
+        y_pred = ops.convert_to_tensor(y_pred)  # (batch, tgt_len, vocab)
+        check_token_predictions(y_true, y_pred)
+        predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")  # (batch, tgt_len)
         weights = token_weights(y_true, self.pad_id, sample_weight, "float32")  # (batch, tgt_len)
         hits = ops.cast(ops.equal(predicted, y_true), "float32")
         self.correct.assign_add(ops.sum(hits * weights))

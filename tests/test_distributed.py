@@ -31,3 +31,47 @@ def test_mirrored_strategy_on_two_logical_cpus():
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "REPLICAS 2" in completed.stdout
+
+
+def test_the_token_loss_and_its_gradients_do_not_grow_with_the_number_of_replicas():
+    """Keras sums the replicas' gradients and multiplies the loss back for display, so a loss that takes its own
+    mean must divide by the replicas as Keras's reduction does. Before it did, two replicas showed twice the loss
+    and took twice the SGD step (Adam hid the step, being scale-free; clipping and alignment weights did not)."""
+    script = textwrap.dedent(
+        """
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        import keras
+        import numpy as np
+        from course_lib.data import reversal
+        from course_lib.models import Seq2Seq
+        from course_lib.training.fit import build_before_fit
+
+        # every string of length 6, so each replica's half of the batch holds the same number of real tokens
+        source, target_in, target_out = reversal.make_examples(np.random.default_rng(0).integers(0, 10, size=(32, 6)))
+        # as a tf.data pipeline, as the course trains (Keras's adapter for NumPy arrays hands the replicas float ids)
+        data = tf.data.Dataset.from_tensor_slices(({"source": source, "target_in": target_in}, target_out)).batch(32)
+
+        def run(strategy):
+            keras.utils.set_random_seed(3)
+            with strategy.scope():
+                model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16)
+                model.compile(optimizer=keras.optimizers.SGD(0.5))
+            build_before_fit(model, data)  # as every course task does (Keras would build from float-averaged ids)
+            loss = model.evaluate(data, verbose=0)
+            before = [w.copy() for w in model.get_weights()]
+            model.fit(data, epochs=1, verbose=0)
+            step = sum(float(np.abs(a - b).sum()) for a, b in zip(model.get_weights(), before))
+            return (loss[0] if isinstance(loss, list) else loss), step
+
+        one = run(tf.distribute.get_strategy())
+        two = run(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+        print("ONE", one, "TWO", two)
+        assert abs(two[0] / one[0] - 1) < 1e-4, (one, two)
+        assert abs(two[1] / one[1] - 1) < 1e-3, (one, two)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "ONE" in completed.stdout

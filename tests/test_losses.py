@@ -107,3 +107,23 @@ def test_smoothed_loss_matches_the_formula_on_random_logits():
                   + epsilon / vocab * log_probs.sum(-1))
     expected = per_token[targets != 0].mean()
     assert float(SmoothedMaskedTokenLoss(epsilon)(targets, logits)) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("predicted_shape", [(1, 4, 5), (2, 1, 5), (2, 4)])
+def test_predictions_that_do_not_match_the_targets_are_refused(predicted_shape):
+    """A batch of one, or a single step, used to broadcast in the accuracy and be scored (0.6, 0.75)."""
+    targets = np.array([[3, 3, 1, 0], [2, 4, 0, 0]], "int32")
+    predictions = np.zeros(predicted_shape, "float32")
+    for score in (MaskedTokenLoss(), MaskedTokenAccuracy()):
+        call = score if isinstance(score, MaskedTokenLoss) else score.update_state
+        with pytest.raises(ValueError, match=r"Received: y_true.shape=\(2, 4\), y_pred.shape="):
+            call(targets, predictions)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", None])
+def test_the_token_loss_refuses_another_reduction(reduction):
+    """It always returns the mean over real tokens; 'none' and 'sum' used to be taken and ignored."""
+    with pytest.raises(ValueError, match=r"Received: reduction="):
+        MaskedTokenLoss(reduction=reduction)
+    with pytest.raises(ValueError, match=r"Received: reduction="):
+        SmoothedMaskedTokenLoss(reduction=reduction)
