@@ -316,6 +316,9 @@ def test_empty_sources_and_mismatched_batches_are_named():
     keys = attention.project_keys(encoder_outputs)
     with pytest.raises(ValueError, match=r"`projected_keys` must be `W_att h_j` of these values"):
         attention(state, encoder_outputs, projected_keys=keys[:1])  # used to broadcast
+    for wrong_width in (keys[:, :, :1], keys[:, :, :-1], keys[:, :, 0]):  # (2, 3, 1) used to broadcast too
+        with pytest.raises(ValueError, match=rf"Received: projected_keys.shape=\({', '.join(map(str, wrong_width.shape))}"):
+            attention(state, encoder_outputs, projected_keys=wrong_width)
     classifier = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
     with pytest.raises(ValueError, match="at least one sentence of one word"):
         classifier.explain(np.zeros((1, 2, 0), "int32"))

@@ -522,3 +522,34 @@ def test_plain_decoder_logits_from_state_equal_a_call_with_any_encoder_outputs(o
     assert not np.allclose(np.asarray(logits), np.asarray(other))  # the state is what conditions it
     with pytest.raises(ValueError, match="initial_state.shape"):
         decoder.logits_from_state(inputs["target_inputs"], inputs["encoder_outputs"])
+
+
+@pytest.mark.parametrize("kind", ["attention", "option 1", "option 2"])
+def test_a_decoding_step_refuses_ids_and_states_it_cannot_read(kind):
+    """`step()` is what greedy, beam and ensemble decoding call: ids (batch, 1) used to broadcast into logits
+    (batch, batch, vocab), float ids were truncated, and a state of another size failed inside TensorFlow."""
+    decoder = AttentionGRUDecoder(9, 4, 6) if kind == "attention" else PlainGRUDecoder(9, 4, 6, option=int(kind[-1]))
+    encoder_outputs = np.zeros((2, 5, 4), "float32")
+    state = np.zeros((2, 6), "float32")
+    decoder(np.ones((2, 3), "int32"), encoder_outputs, state)
+    memory = decoder.prepare_memory(encoder_outputs, state, np.ones((2, 5), bool))
+    logits, new_state, _ = decoder.step(np.array([1, 2], "int32"), state, memory)
+    assert tuple(logits.shape) == (2, 9) and tuple(new_state.shape) == (2, 6)
+    for tokens, bad_state, received in [
+        (np.array([[1], [2]], "int32"), state, r"previous_tokens.shape=\(2, 1\)"),
+        (np.array([1.9, 2.7], "float32"), state, r"previous_tokens.dtype=float32"),
+        (np.array([1, 2], "int32"), np.zeros((2, 7), "float32"), r"state.shape=\(2, 7\)"),
+        (np.array([1, 2, 3], "int32"), state, r"previous_tokens.shape=\(3,\), state.shape=\(2, 6\)"),
+    ]:
+        with pytest.raises(ValueError, match=received):
+            decoder.step(tokens, bad_state, memory)
+
+
+@pytest.mark.parametrize("decoder_class", [AttentionGRUDecoder, PlainGRUDecoder])
+def test_a_symbolic_decoder_call_checks_its_inputs_as_an_eager_one_does(decoder_class):
+    encoder_outputs, state = keras.Input((4, 5)), keras.Input((6,))
+    with pytest.raises(ValueError, match=r"Received: target_inputs.dtype=float32"):
+        decoder_class(10, 3, 6)(keras.Input((None,), dtype="float32"), encoder_outputs, state)
+    if decoder_class is AttentionGRUDecoder:  # option 2's state size is the encoding's, any before it is built
+        with pytest.raises(ValueError, match=r"Received: initial_state.shape=\(None, 7\)"):
+            decoder_class(10, 3, 6)(keras.Input((None,), dtype="int32"), encoder_outputs, keras.Input((7,)))

@@ -5,7 +5,9 @@ from keras import ops
 
 from course_lib.layers.bahdanau_attention import BahdanauAttention
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_mask
+from course_lib.layers.masking import (
+    check_count, check_decoder_inputs, check_initial_state, check_mask, check_step_inputs,
+)
 from course_lib.layers.precision import at_least_float32
 from course_lib.recurrence import scan
 
@@ -170,6 +172,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         Returns `(logits, s_t, alpha_t)` with shapes `(batch, vocab)`,
         `(batch, units)` and `(batch, src_len)`.
         """
+        check_step_inputs(previous_tokens, state, self.units)
         embedded = self.embedding(previous_tokens)  # (batch, embedding_dim)
         new_state, context, weights = self._recur(embedded, state, memory, training)
         return self._logits(new_state, context, embedded), new_state, weights
@@ -220,6 +223,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         return (batch, steps, self.vocab_size), (batch, steps, encoder_outputs_shape[1])  # logits, alignments
 
     def compute_output_spec(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
+        check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self.units)
         # Written out, not traced: tracing the loop (`scan` over a symbolic length) loses the number of steps.
         logits, alignments = self.compute_output_shape(target_inputs.shape, encoder_outputs.shape, initial_state.shape)
         return (

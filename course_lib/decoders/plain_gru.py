@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state
+from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_step_inputs
 from course_lib.layers.precision import at_least_float32
 
 
@@ -105,6 +105,7 @@ class PlainGRUDecoder(keras.layers.Layer):
 
     def step(self, previous_tokens, state, memory, training=None):
         """Returns `(logits, s_t, zeros)` for one step."""
+        check_step_inputs(previous_tokens, state, self.units)
         embedded = self.embedding(previous_tokens)  # (batch, emb)
         new_state, _ = self.gru.cell(self._inputs(embedded, memory["encoding"]), state, training=training)
         return self.output_layer(new_state), new_state, memory["no_weights"]

@@ -123,10 +123,10 @@ class BahdanauAttention(keras.layers.Layer):
                 values_mask = values_mask[:, None, :]  # (batch, 1, src_len), for every query's row
             mask = values_mask if mask is None else ops.logical_and(ops.cast(mask, "bool"), values_mask)
         self._check_inputs(query, values, mask)
-        if projected_keys is not None and any(
+        if projected_keys is not None and (len(projected_keys.shape) != 3 or any(
             got is not None and want is not None and got != want
-            for got, want in zip(projected_keys.shape[:2], values.shape[:2])
-        ):
+            for got, want in zip(projected_keys.shape, (*values.shape[:2], self.units))
+        )):
             raise ValueError(
                 "`projected_keys` must be `W_att h_j` of these values, (batch, src_len, units). "
                 f"Received: projected_keys.shape={projected_keys.shape}, values.shape={values.shape}"

@@ -222,7 +222,7 @@ def check_special_ids(vocab_size, start_id, stop_id, pad_id):
     return int(start_id), int(stop_id), int(pad_id)
 
 
-def check_initial_state(initial_state, state_size=None):
+def check_initial_state(initial_state, state_size=None, name="initial_state"):
     """Raises ValueError unless `initial_state` is `(batch, state_size)` (any size where `state_size` is None).
 
     A state of another rank or size used to fail deep inside the GRU cell (a
@@ -231,9 +231,20 @@ def check_initial_state(initial_state, state_size=None):
     shape = initial_state.shape
     if len(shape) != 2 or (state_size is not None and shape[-1] is not None and shape[-1] != state_size):
         raise ValueError(
-            f"`initial_state` must have shape (batch, {'state_size' if state_size is None else state_size}). "
-            f"Received: initial_state.shape={shape}"
+            f"`{name}` must have shape (batch, {'state_size' if state_size is None else state_size}). "
+            f"Received: {name}.shape={shape}"
         )
+
+
+def check_step_inputs(previous_tokens, state, state_size=None):
+    """What a decoder's `step()` checks: integer ids `y_{t-1}` `(batch,)` and `s_{t-1}` `(batch, state_size)`.
+
+    Ids of shape `(batch, 1)` used to broadcast into logits `(batch, batch, vocab)`, and float ids were
+    truncated by the embedding. The checks read static shapes only, so a traced decoding loop pays nothing.
+    """
+    check_token_ids(previous_tokens, "previous_tokens", axes=("batch",))
+    check_initial_state(state, state_size, name="state")
+    check_same_batch(previous_tokens=previous_tokens, state=state)
 
 
 def check_decoder_inputs(target_inputs, encoder_outputs, initial_state, state_size=None):
