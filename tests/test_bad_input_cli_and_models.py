@@ -9,6 +9,7 @@ from course_lib.cli import main
 from course_lib.decoders import AttentionGRUDecoder
 from course_lib.encoders import GRUEncoder
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.layers import BahdanauAttention
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
 from course_lib.models.document_classifier import DocumentClassifier, FlatAttentionEncoder
@@ -450,3 +451,30 @@ def test_a_bool_is_not_a_count(value):
         check_count(value, "units")
     with pytest.raises(ValueError, match="`max_output_length` must be a whole number"):
         Seq2Seq(10, 9, embedding_dim=4, units=6, max_output_length=value)
+
+
+@pytest.mark.parametrize(
+    "build, name",
+    [
+        (lambda flag: Seq2Seq(10, 9, embedding_dim=4, units=6, attention=flag), "attention"),
+        (lambda flag: Seq2Seq(10, 9, embedding_dim=4, units=6, bidirectional=flag), "bidirectional"),
+        (lambda flag: Seq2Seq(10, 9, embedding_dim=4, units=6, deep_output=flag), "deep_output"),
+        (lambda flag: Seq2Seq(10, 9, embedding_dim=4, units=6, conditional=flag), "conditional"),
+        (lambda flag: GRUEncoder(10, 4, 6, bidirectional=flag), "bidirectional"),
+        (lambda flag: AttentionGRUDecoder(9, 4, 6, conditional=flag), "conditional"),
+        (lambda flag: AttentionGRUDecoder(9, 4, 6, deep_output=flag), "deep_output"),
+        (lambda flag: DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5, bidirectional=flag),
+         "bidirectional"),
+        (lambda flag: HierarchicalAttentionEncoder(20, 8, 6, 5, bidirectional=flag), "bidirectional"),
+        (lambda flag: HierarchicalDialogModel(20, attention=flag), "attention"),
+        (lambda flag: ImageCaptioner(12, image_size=32, cnn_filters=(4, 8), deep_output=flag), "deep_output"),
+        (lambda flag: BahdanauAttention(4, use_bias=flag), "use_bias"),
+    ],
+)
+def test_switches_must_be_true_or_false(build, name):
+    """"no" is truthy: it used to build the other model (a bidirectional encoder, the conditional step) and
+    save the string in the config."""
+    for flag in ("no", "False", 0, None):
+        with pytest.raises(ValueError, match=rf"`{name}` must be True or False. Received: {name}={flag!r}"):
+            build(flag)
+    build(np.bool_(False))  # a NumPy bool is a bool

@@ -75,3 +75,15 @@ def test_score_captions_helpers():
     assert scores == pytest.approx({"bleu1": 100.0, "bleu2": 100.0})
     with pytest.raises(ValueError, match="references"):
         task.score_captions(["a dog"], ["A dog ."])  # one string instead of a list of references
+
+
+def test_the_image_blind_caption_is_the_best_fixed_caption_chosen_on_validation():
+    train = ["a red circle"] * 5 + ["a red circle above a blue square"] * 3 + ["a green square left of a red circle"]
+    valid = [["a red circle above a green square"], ["a blue circle above a blue square"], ["a red circle"]]
+    caption, bleu4 = task.image_blind_caption(train, valid)
+    scores = {c: task.score_captions([c] * len(valid), valid)["bleu4"] for c in set(train)}
+    assert caption == max(scores, key=scores.get) == "a red circle above a blue square"  # not the most frequent
+    assert bleu4 == pytest.approx(scores[caption]) and bleu4 > 0
+    assert task.image_blind_caption(train, valid, candidates=1)[0] == "a red circle"  # only the most frequent tried
+    with pytest.raises(ValueError, match=r"Received: 0 training captions, 3 validation images"):
+        task.image_blind_caption([], valid)

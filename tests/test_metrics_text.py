@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from course_lib.metrics.alignment import attention_agreement
+from course_lib.metrics.alignment import attention_agreement, chance_agreement
 from course_lib.metrics.bleu import corpus_bleu, corpus_chrf, pick_tokenizer
 from course_lib.metrics.transliteration import (
     character_error_rate,
@@ -117,6 +117,21 @@ def test_character_error_rate_by_hand():
     assert character_error_rate(["किरन", "घ"], ["किरण", "घर"]) == pytest.approx(2 / 6)
     # The closest accepted spelling is used.
     assert character_error_rate(["बिन्द्या"], [["बिंद्या", "बिन्द्या"]]) == 0.0
+
+
+def test_chance_agreement_is_what_random_positions_reach():
+    gold = [[0, 2, {0, 1}, None], [set(), {1, 2, 3}]]  # 3 words of 3 positions, then 1 of 4 (None, set(): not counted)
+    expected = np.mean([1 / 3, 1 / 3, 2 / 3, 3 / 4])
+    assert chance_agreement(gold, [3, 4]) == pytest.approx(expected)
+    rng = np.random.default_rng(0)  # and what random attention reaches, within sampling error
+    randomly = [attention_agreement(rng.random((1, 4, 4))[:, :, :3].repeat(1, 0), gold[:1]) for _ in range(2000)]
+    assert np.mean(randomly) == pytest.approx(chance_agreement(gold[:1], [3]), abs=0.02)
+    with pytest.raises(ValueError, match=r"among its 3 source positions. Received: \[3\]"):
+        chance_agreement([[3]], [3])
+    with pytest.raises(ValueError, match="one source length per gold alignment"):
+        chance_agreement(gold, [3])
+    with pytest.raises(ValueError, match="undefined"):
+        chance_agreement([[None, set()]], [2])
 
 
 def test_attention_agreement():

@@ -6,7 +6,7 @@ from keras import ops
 from course_lib.layers.bahdanau_attention import BahdanauAttention
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import (
-    check_count, check_decoder_inputs, check_initial_state, check_mask, check_step_inputs,
+    check_count, check_decoder_inputs, check_flag, check_initial_state, check_mask, check_step_inputs,
 )
 from course_lib.layers.precision import at_least_float32
 from course_lib.recurrence import scan
@@ -94,9 +94,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.attention_units = (
             self.units if attention_units is None else check_count(attention_units, "attention_units")
         )
-        self.deep_output = deep_output
+        self.deep_output = check_flag(deep_output, "deep_output")
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
-        self.conditional = bool(conditional)
+        self.conditional = check_flag(conditional, "conditional")
         self.seed = seed
         self.embedding = keras.layers.Embedding(
             self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"

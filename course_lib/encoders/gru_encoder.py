@@ -5,7 +5,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
+from course_lib.layers.masking import check_count, check_flag, check_token_ids, run_recurrent
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -16,7 +16,8 @@ class GRUEncoder(keras.layers.Layer):
     (`s_0 = h_T`, the lecture's option 1). The bidirectional encoder reads the
     sentence both ways, returns `h_j = [h_fwd_j; h_bwd_j]` and bridges the two
     final states into the decoder's first state,
-    `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b_bridge)` (Bahdanau et al.).
+    `s_0 = tanh(W_bridge [h_fwd_T; h_bwd_1] + b_bridge)` (adapted from Bahdanau
+    et al., whose bridge reads the backward state alone: `s_0 = tanh(W_s h_bwd_1)`).
 
     Token id `pad_id` (0 by default) is padding: it is masked in the GRU, so
     padded positions neither change the final state nor receive attention
@@ -65,7 +66,7 @@ class GRUEncoder(keras.layers.Layer):
                              f"vocab_size={vocab_size}")
         # 0 is refused, not taken for the default
         self.decoder_units = self.units if decoder_units is None else check_count(decoder_units, "decoder_units")
-        self.bidirectional = bidirectional
+        self.bidirectional = check_flag(bidirectional, "bidirectional")
         self.embedding = keras.layers.Embedding(
             self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
         )

@@ -19,7 +19,7 @@ from keras import ops
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_token_ids, run_recurrent
+from course_lib.layers.masking import check_count, check_flag, check_token_ids, run_recurrent
 
 
 def check_documents(documents, name="documents"):
@@ -170,7 +170,7 @@ class _HierarchyBase(keras.layers.Layer):
         self.embedding_dim = check_count(embedding_dim, "embedding_dim")
         self.word_units = check_count(word_units, "word_units")
         self.sentence_units = check_count(sentence_units, "sentence_units")
-        self.bidirectional = bool(bidirectional)
+        self.bidirectional = check_flag(bidirectional, "bidirectional")
         self.directions = 2 if self.bidirectional else 1
         self.embedding = keras.layers.Embedding(
             self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"

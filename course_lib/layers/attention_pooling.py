@@ -29,10 +29,13 @@ class AttentionPooling(keras.layers.Layer):
             entries from a unit normal, so that the scores `u_j^T u` start
             of order one and the weights are not uniform from the start. With
             a tiny `u` (e.g. Glorot on a vector) the sentence attention of a
-            HAN can stay almost uniform while the bidirectional GRU carries the
-            class to every state: accuracy 1.0 but the deciding sentence on
-            top in only 78 % of generated documents, against 100 % with the
-            unit-normal start (`docs/documents.md`).
+            HAN stays almost uniform (largest weight about 0.2) while the
+            bidirectional GRU carries the class to every state. The
+            unit-normal start makes the weights decisive but does not by
+            itself put them on the deciding sentence: on generated documents
+            both starts reach accuracy 1.0 with that sentence on top in only
+            78-81 %; with state dropout on the sentence GRU as well it is
+            99.8-99.9 % (`docs/documents.md`).
 
     Call arguments:
         values: the states `h_j`, shape `(batch, length, value_dim)`.

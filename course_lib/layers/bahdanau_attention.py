@@ -9,7 +9,7 @@ import keras
 from keras import ops
 
 from course_lib.layers.masking import (
-    NEGATIVE_SCORE, check_count, check_mask, check_mask_dtype, check_same_batch, masked_softmax,
+    NEGATIVE_SCORE, check_count, check_flag, check_mask, check_mask_dtype, check_same_batch, masked_softmax,
 )
 
 
@@ -55,7 +55,7 @@ class BahdanauAttention(keras.layers.Layer):
         super().__init__(**kwargs)
         check_count(units, "units")
         self.units = int(units)
-        self.use_bias = use_bias
+        self.use_bias = check_flag(use_bias, "use_bias")
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.supports_masking = True
 

@@ -155,6 +155,17 @@ def check_count(value, name, least=1):
     return int(value)
 
 
+def check_flag(value, name):
+    """Returns `value` as a plain bool; raises ValueError unless it is True or False (a NumPy bool too).
+
+    A string such as "no" or "False" is truthy: taken as given, it would build the other model and save
+    the string in the config.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"`{name}` must be True or False. Received: {name}={value!r}")
+    return bool(value)
+
+
 def _is_default(value, default):
     """Whether `value` is `default` as far as an unread option is concerned.
 

@@ -90,3 +90,41 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
     if counted == 0:
         raise ValueError("No target word has a gold link; the agreement is undefined.")
     return hits / counted
+
+
+def chance_agreement(gold_alignments, source_lengths):
+    """The agreement a uniformly random source position would reach, on average (`attention_agreement`'s chance).
+
+    A target word linked to `k` of `n` source words is hit with probability `k / n`; the mean is over the
+    words with a gold link, as `attention_agreement` counts them. With words linked to two or three source
+    words it lies well above `1 / n`.
+
+    Args:
+        gold_alignments: as for `attention_agreement`.
+        source_lengths: the number of source positions attention chooses among, one per example.
+
+    Returns:
+        A float in [0, 1].
+    """
+    if len(source_lengths) != len(gold_alignments):
+        raise ValueError(
+            "Need one source length per gold alignment. "
+            f"Received: {len(source_lengths)} source lengths, {len(gold_alignments)} gold alignments"
+        )
+    shares = []
+    for index, (gold, length) in enumerate(zip(gold_alignments, source_lengths)):
+        for links in gold:
+            if links is None:
+                continue
+            links = {int(links)} if np.isscalar(links) else {int(x) for x in links}
+            if not links:
+                continue
+            if int(length) < 1 or min(links) < 0 or max(links) >= int(length):
+                raise ValueError(
+                    f"Gold links of example {index} must lie among its {length} source positions. "
+                    f"Received: {sorted(links)}"
+                )
+            shares.append(len(links) / int(length))
+    if not shares:
+        raise ValueError("No target word has a gold link; the agreement is undefined.")
+    return float(np.mean(shares))

@@ -12,7 +12,9 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.small_cnn import SmallCNNEncoder, check_cnn_sizes
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.location_coordinates import LocationCoordinates
-from course_lib.layers.masking import check_count, check_same_batch, check_special_ids, check_unread_options
+from course_lib.layers.masking import (
+    check_count, check_flag, check_same_batch, check_special_ids, check_unread_options,
+)
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
@@ -138,9 +140,8 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
             raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
-        for name, value in (("deep_output", deep_output), ("location_coordinates", location_coordinates)):
-            if not isinstance(value, (bool, np.bool_)):  # "no" is truthy
-                raise ValueError(f"`{name}` must be True or False. Received: {name}={value!r}")
+        check_flag(deep_output, "deep_output")  # "no" is truthy
+        check_flag(location_coordinates, "location_coordinates")
         if decoder != "attention":
             check_unread_options(
                 {"attention_units": attention_units, "deep_output": deep_output,

@@ -20,7 +20,7 @@ from course_lib.decoders.plain_gru import PlainGRUDecoder
 from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_special_ids, check_token_range
+from course_lib.layers.masking import check_count, check_flag, check_special_ids, check_token_range
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
@@ -56,7 +56,7 @@ class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWith
         self.word_units = check_count(word_units, "word_units")
         self.sentence_units = check_count(sentence_units, "sentence_units")
         self.units = check_count(units, "units")
-        self.attention = attention
+        self.attention = check_flag(attention, "attention")
         self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.max_output_length = check_count(max_output_length, "max_output_length")
         self.encoder = HierarchicalAttentionEncoder(

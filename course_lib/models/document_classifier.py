@@ -21,7 +21,7 @@ from course_lib.encoders.hierarchical import (
 )
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_token_range, check_unread_options, run_recurrent
+from course_lib.layers.masking import check_count, check_flag, check_token_range, check_unread_options, run_recurrent
 from course_lib.layers.precision import at_least_float32
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
@@ -185,7 +185,7 @@ class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
         self.word_units = check_count(word_units, "word_units")
         self.sentence_units = check_count(sentence_units, "sentence_units")
         self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
-        self.bidirectional = bidirectional
+        self.bidirectional = check_flag(bidirectional, "bidirectional")
         self.dropout_rate = dropout
         self.sentence_state_dropout = sentence_state_dropout
         if encoder == "han":

@@ -12,7 +12,7 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.gru_encoder import GRUEncoder
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import (
-    check_count, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
+    check_count, check_flag, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
 )
 from course_lib.losses import attention_supervision_loss
 from course_lib.models.building import BuildsSublayers
@@ -111,10 +111,10 @@ class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, k
         self.units = check_count(units, "units")
         # 0 is refused, not taken for the default
         self.encoder_units = None if encoder_units is None else check_count(encoder_units, "encoder_units")
-        self.attention = attention
+        self.attention = check_flag(attention, "attention")
         self.option = option
-        self.bidirectional = bidirectional
-        self.deep_output = deep_output
+        self.bidirectional = check_flag(bidirectional, "bidirectional")
+        self.deep_output = check_flag(deep_output, "deep_output")
         self.teacher_forcing_ratio = teacher_forcing_ratio
         if not attention:  # options of the attentional decoder: refused with the plain one, not ignored
             check_unread_options(
@@ -126,7 +126,7 @@ class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, k
                 attention=attention,
             )
         self.attention_units = None if attention_units is None else check_count(attention_units, "attention_units")
-        self.conditional = conditional
+        self.conditional = check_flag(conditional, "conditional")
         if option not in (1, 2):  # checked with attention too: the value is saved in the config
             raise ValueError(f"`option` must be 1 or 2 (used by the plain decoder). Received: option={option}")
         if option != 1 and attention:  # used to be accepted, saved and ignored

@@ -36,7 +36,8 @@ from course_lib.tasks.captioning.data import (
     backbone_features, load_flickr_parts, load_shapes_parts, model_inputs, references_of, resolve_encoder,
 )
 from course_lib.tasks.captioning.evaluation import (
-    UNK_FOR_BLEU, bleu_hypothesis, bleu_reference, evaluate_run, image_blind_accuracy, score_captions,
+    UNK_FOR_BLEU, bleu_hypothesis, bleu_reference, evaluate_run, image_blind_accuracy, image_blind_caption,
+    score_captions,
 )
 from course_lib.tasks.captioning.model import CaptioningRun, build_captioner, generate_captions
 from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run, save_run
@@ -46,7 +47,7 @@ from course_lib.tasks.captioning.training import train_captioning
 __all__ = [
     "DECODER_CHOICES", "ENCODER_CHOICES", "RUN_FILE", "SETTINGS", "UNK_FOR_BLEU", "CaptioningRun",
     "backbone_features", "bleu_hypothesis", "bleu_reference", "build_captioner", "caption_files", "evaluate_run",
-    "evaluation_data", "generate_captions", "image_blind_accuracy", "load_flickr_parts", "load_run",
+    "evaluation_data", "generate_captions", "image_blind_accuracy", "image_blind_caption", "load_flickr_parts", "load_run",
     "load_shapes_parts", "model_inputs", "pick_showcase_image", "references_of", "register_cli", "resolve_encoder",
     "save_run", "score_captions", "settings_for", "train_captioning",
 ]

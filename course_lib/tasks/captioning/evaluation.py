@@ -45,6 +45,35 @@ def score_captions(captions, references, max_order=4):
     return caption_bleu(hypotheses, cleaned, max_order=max_order)
 
 
+def image_blind_caption(train_captions, valid_references, candidates=50):
+    """The one caption that, written for every image, scores the best BLEU-4: a captioner that never looks.
+
+    BLEU rewards what captions share ("a ... above a ..."), so one fixed caption scores well above zero,
+    and a captioner's BLEU means something only above this line. The most frequent training captions
+    (`candidates` of them) are tried on the validation references, so the choice never sees the test part.
+
+    Args:
+        train_captions: the training captions (strings).
+        valid_references: for each validation image, its list of reference captions.
+        candidates: how many of the most frequent training captions to try.
+
+    Returns:
+        `(caption, bleu4)`: the chosen caption and its BLEU-4 (0-100) on the validation references.
+    """
+    from collections import Counter
+
+    if not train_captions or not valid_references:
+        raise ValueError(
+            "Need training captions to choose from and validation references to score them. "
+            f"Received: {len(train_captions)} training captions, {len(valid_references)} validation images"
+        )
+    tried = [caption for caption, _ in Counter(train_captions).most_common(candidates)]
+    scores = {caption: score_captions([caption] * len(valid_references), valid_references)["bleu4"]
+              for caption in tried}
+    best = max(tried, key=scores.get)  # the more frequent one on a tie
+    return best, scores[best]
+
+
 def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
     """Metrics of a model on one part.
 
