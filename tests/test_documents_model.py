@@ -201,3 +201,20 @@ def test_a_reloaded_classifier_evaluates_alike_and_trains_on(tmp_path):
     model = DocumentClassifier(20, 3, embedding_dim=8, word_units=6, sentence_units=5)
     model.compile(keras.optimizers.Adam(1e-2), "sparse_categorical_crossentropy", metrics=["accuracy"])
     check_reload_keeps_training(model, ids, rng.integers(0, 3, 8), os.path.join(tmp_path, "documents.keras"))
+
+
+@pytest.mark.parametrize("encoder", ["han", "flat"])
+def test_explained_weights_are_float32_under_a_mixed_policy(encoder):
+    """They came back in bfloat16 (which NumPy does not treat as a float) or float16, and the flat encoder's
+    sentence weights were summed in half precision; the other models return float32 alignments."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        sizes = {"sentence_units": 5} if encoder == "han" else {}
+        model = DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6, **sizes)
+        explained = model.explain(np.random.default_rng(0).integers(1, 20, size=(2, 3, 4)))
+    finally:
+        keras.config.set_dtype_policy(previous)
+    for key in ("word_weights", "sentence_weights", "probabilities"):
+        assert explained[key].dtype == np.float32, (key, explained[key].dtype)
+    np.testing.assert_allclose(explained["sentence_weights"].sum(-1), 1.0, atol=2e-3)  # bfloat16-rounded weights

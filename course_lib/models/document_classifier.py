@@ -256,7 +256,9 @@ class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
         if getattr(self, "_compiled_explain", None) is None:
             def forward(documents):
                 encoded = self.encode(documents, training=False)
-                outputs = {key: value for key, value in encoded.items() if key != "document"}
+                # float32 under a mixed policy too, as the other models' alignments: NumPy has no bfloat16 maths
+                outputs = {key: ops.cast(value, at_least_float32(value.dtype))
+                           for key, value in encoded.items() if key != "document"}
                 outputs["probabilities"] = self.classifier(encoded["document"])
                 return outputs
 
