@@ -1049,3 +1049,15 @@ def test_a_submission_whose_kernel_keeps_dying_is_told_the_hidden_tests_did_not_
     [result] = grader.grade("A1", [path], cell_timeout=20, progress=lambda line: None)
     assert result.total == 0 and "the kernel kept dying; the hidden tests were not run" in result.notes, result.notes
     assert "no results were produced (the kernel did not reach the hidden tests)" in result.notes, result.notes
+
+
+def test_a_file_name_that_looks_like_a_formula_stays_text_in_the_csv(tmp_path):
+    """A submission named `=HYPERLINK(...).ipynb` would become a formula when the CSV is opened in a spreadsheet."""
+    submission = tmp_path / "=HYPERLINK(1).ipynb"
+    submission.write_text("not a notebook")
+    out = tmp_path / "grades.csv"
+    grader.grade("A1", [submission], out=out, progress=lambda line: None)
+    [row] = csv.DictReader(out.open())
+    assert row["submission"] == "'=HYPERLINK(1)"  # the path column starts with / and stays as it is
+    assert row["file"].endswith("=HYPERLINK(1).ipynb")
+    assert reports.spreadsheet_text("-1+2") == "'-1+2" and reports.spreadsheet_text("anna") == "anna"

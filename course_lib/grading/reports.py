@@ -25,10 +25,20 @@ def write_csv(assignment, results, path):
         writer.writerow(["submission", *question_ids, "total", "max_total", "status", "file"])
         for result in results:
             writer.writerow(
-                [result.name, *[number(result.questions[q]) for q in question_ids],
-                 number(result.total), number(result.max_total), result.status, result.path]
+                [spreadsheet_text(result.name), *[number(result.questions[q]) for q in question_ids],
+                 number(result.total), number(result.max_total), result.status, spreadsheet_text(result.path)]
             )
     _move(temporary, path)
+
+
+def spreadsheet_text(value):
+    """`value` as text a spreadsheet shows, never runs: a leading `'` before `=`, `+`, `-` or `@`.
+
+    The submission's name and path come from the student's file name; `=HYPERLINK(...).ipynb` would
+    otherwise become a formula when the instructor opens the CSV in Excel or Sheets.
+    """
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
 
 
 def _move(temporary, path):
