@@ -82,6 +82,17 @@ def test_attention_shapes_check_passes_the_right_shapes(capsys):
     assert "attention_shapes: visible checks passed" in capsys.readouterr().out
 
 
+def test_attention_shapes_check_takes_lists_as_the_grader_does(capsys):
+    """[units, query_dim] scored full marks in the hidden tests but failed the visible check."""
+    def as_lists(**sizes):
+        return {key: list(shape) for key, shape in A1.attention_shapes(**sizes).items()}
+
+    checks.check_attention_shapes(as_lists)
+    assert "attention_shapes: visible checks passed" in capsys.readouterr().out
+    with pytest.raises(checks.CheckFailed, match=r"should be a tuple of ints. Received: '\(4, 10\)'"):
+        checks.check_attention_shapes(lambda **sizes: {**as_lists(**sizes), "U_att": "(4, 10)"})
+
+
 @pytest.mark.parametrize("key", list(WRONG_SHAPES))
 def test_attention_shapes_check_catches_every_wrong_entry(key):
     with pytest.raises(checks.CheckFailed) as failure:

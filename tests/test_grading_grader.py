@@ -1061,3 +1061,24 @@ def test_a_file_name_that_looks_like_a_formula_stays_text_in_the_csv(tmp_path):
     assert row["submission"] == "'=HYPERLINK(1)"  # the path column starts with / and stays as it is
     assert row["file"].endswith("=HYPERLINK(1).ipynb")
     assert reports.spreadsheet_text("-1+2") == "'-1+2" and reports.spreadsheet_text("anna") == "anna"
+
+
+def test_an_apply_mask_that_writes_into_the_scores_loses_the_unchanged_scores_test():
+    """The docstring and the visible check ask for a new array; a version writing into `scores` scored 10/10."""
+    from types import SimpleNamespace
+
+    assignment = load_assignment("A1")
+    [test] = [t for t in assignment.tests if t.name == "mask: the scores passed in are left unchanged"]
+
+    def in_place(scores, mask):
+        scores[~np.asarray(mask, bool)] = -1e9
+        return scores
+
+    def new_array(scores, mask):
+        return np.where(mask, scores, -1e9)
+
+    for apply_mask, passes in ((in_place, False), (new_array, True)):
+        inputs = test.inputs(np.random.default_rng(0))
+        got = eval(test.call, {"student": SimpleNamespace(apply_mask=apply_mask), "inputs": inputs})  # noqa: S307
+        assert (test.compare or allclose())(got, test.expected(inputs), inputs)[0] is passes, apply_mask
+    assert sum(t.points for t in assignment.tests if t.question == "mask") == pytest.approx(1.0)
