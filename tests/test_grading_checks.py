@@ -884,3 +884,59 @@ def test_quiz_checks_refuse_what_the_grader_would_mark_wrong_for_its_form():
         with pytest.raises(checks.CheckFailed, match="answer should be"):
             checks.check_answer_type(value, kind, "answer")
     checks.check_answer_type(" b ", "choice", "answer")  # white space around the letter is fine
+
+
+def softmax_without_keepdims(scores):
+    exponentials = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return exponentials / exponentials.sum(axis=-1)  # (batch,): does not broadcast against (batch, positions)
+
+
+def context_without_an_axis_for_dim(weights, values):
+    return np.sum(weights * values, axis=1)
+
+
+def test_broadcasting_mistakes_get_the_hint_of_their_own_part():
+    """A softmax without keepdims or a weighted sum without weights[..., None] raised a bare NumPy error in its own
+    check, and the step check then blamed the scores' addition."""
+    with pytest.raises(checks.CheckFailed, match="softmax_without_keepdims raised ValueError") as failure:
+        checks.check_softmax(softmax_without_keepdims)
+    assert checks.KEEPDIMS_HINT in str(failure.value)
+    with pytest.raises(checks.CheckFailed, match="context_without_an_axis_for_dim raised ValueError") as failure:
+        checks.check_context_vector(context_without_an_axis_for_dim)
+    assert checks.WEIGHTED_SUM_HINT in str(failure.value)
+
+    def attend(decoder_states, values, mask, U_att, W_att, v_att):
+        keys = A1.project_keys(values, W_att)
+        steps = [A1.attention_scores(decoder_states[:, t], keys, U_att, v_att) for t in range(decoder_states.shape[1])]
+        weights = np.stack([softmax_without_keepdims(A1.apply_mask(s, mask)) for s in steps], axis=1)
+        return np.einsum("bts,bsd->btd", weights, values), weights
+
+    with pytest.raises(checks.CheckFailed, match=r"raised inside softmax_without_keepdims\(\), which attend calls") as failure:
+        checks.check_attend_over_steps(attend)
+    assert checks.BROADCAST_HINT not in str(failure.value)
+
+
+def test_weights_that_ignore_the_decoder_state_are_not_blamed_on_the_indexing():
+    def scores_without_tanh(query, keys, U_att, v_att):
+        return (keys + (query @ U_att.T)[:, None, :]) @ v_att  # the query's term is the same at every position
+
+    def attend(decoder_states, values, mask, U_att, W_att, v_att):
+        keys = A1.project_keys(values, W_att)
+        steps = [scores_without_tanh(decoder_states[:, t], keys, U_att, v_att) for t in range(decoder_states.shape[1])]
+        weights = np.stack([A1.softmax(A1.apply_mask(s, mask)) for s in steps], axis=1)
+        return np.einsum("bts,bsd->btd", weights, values), weights
+
+    with pytest.raises(checks.CheckFailed, match="the weights do not depend on the decoder state"):
+        checks.check_attend_over_steps(attend)
+
+
+def test_a5_pooling_without_an_axis_for_dim_gets_the_weighted_sum_hint():
+    A5 = _hidden("A5")
+
+    def pool(states, mask, W, b, u):
+        _, weights = A5.attention_pool(states, mask, W, b, u)
+        return np.sum(weights * states, axis=1), weights
+
+    with pytest.raises(checks.CheckFailed, match="pool raised ValueError") as failure:
+        checks.check_attention_pool(pool)
+    assert checks.WEIGHTED_SUM_HINT in str(failure.value)

@@ -14,8 +14,8 @@ One module per assignment, each importing only `common`:
 """
 
 from course_lib.grading.checks.common import (
-    BROADCAST_HINT, NEGATIVE_SCORE, SOFTMAX_OVERFLOW_HINT, TANH_PLACE_HINT, as_numpy, check_close, check_finite,
-    check_indices, check_shape, check_weights, CheckFailed,
+    BROADCAST_HINT, KEEPDIMS_HINT, NEGATIVE_SCORE, SOFTMAX_OVERFLOW_HINT, TANH_PLACE_HINT, WEIGHTED_SUM_HINT, as_numpy,
+    check_close, check_finite, check_indices, check_shape, check_weights, CheckFailed,
 )
 from course_lib.grading.checks.a1_attention import (
     check_apply_mask, check_attend_over_steps, check_attention_scores, check_attention_shapes, check_context_vector,
@@ -36,7 +36,8 @@ from course_lib.grading.checks.a5_hierarchical import (
 from course_lib.grading.checks.quiz import check_answer_dict, check_answer_type, check_multiplies
 
 __all__ = [
-    "BROADCAST_HINT", "NEGATIVE_SCORE", "SOFTMAX_OVERFLOW_HINT", "TANH_PLACE_HINT", "as_numpy", "check_close",
+    "BROADCAST_HINT", "KEEPDIMS_HINT", "NEGATIVE_SCORE", "SOFTMAX_OVERFLOW_HINT", "TANH_PLACE_HINT",
+    "WEIGHTED_SUM_HINT", "as_numpy", "check_close",
     "check_finite", "check_indices", "check_shape", "check_weights", "CheckFailed", "check_apply_mask",
     "check_attend_over_steps", "check_attention_scores", "check_attention_shapes", "check_context_vector",
     "check_parameter_count", "check_project_keys", "check_softmax", "A2_LOCKED_METHODS",

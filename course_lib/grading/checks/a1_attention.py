@@ -3,8 +3,8 @@
 import numpy as np
 
 from course_lib.grading.checks.common import (
-    NEGATIVE_SCORE, TANH_PLACE_HINT, as_numpy, check_close, check_finite, check_shape, check_weights,
-    _additive_scores, _call, _fail, _passed, _rng,
+    KEEPDIMS_HINT, NEGATIVE_SCORE, TANH_PLACE_HINT, WEIGHTED_SUM_HINT, as_numpy, check_close, check_finite,
+    check_shape, check_weights, _additive_scores, _call, _fail, _passed, _rng,
 )
 
 
@@ -88,8 +88,9 @@ def check_apply_mask(apply_mask):
 def check_softmax(softmax):
     rng = _rng(3)
     scores = rng.normal(size=(3, 5))
-    weights = check_weights(check_shape(softmax(scores), (3, 5), "softmax(scores)"),
-                            name="softmax(scores) of shape (3, 5)")
+    first = _call(softmax, (scores,), "scores of shape (3, 5)", "softmax works on the last axis of any array.",
+                  broadcast_hint=KEEPDIMS_HINT)
+    weights = check_weights(check_shape(first, (3, 5), "softmax(scores)"), name="softmax(scores) of shape (3, 5)")
     worked = check_shape(softmax(np.array([[0.0, 0.0, np.log(3.5), np.log(3.5), 0.0]])), (1, 5), "softmax(scores)")
     check_close(worked, [[0.1, 0.1, 0.35, 0.35, 0.1]], "softmax of the lecture's scores [0, 0, ln 3.5, ln 3.5, 0]",
                 hint="alpha_j = exp(e_j) / sum_j' exp(e_j').")
@@ -110,7 +111,9 @@ def check_context_vector(context_vector):
     values = rng.normal(size=(2, 4, 3))
     one_hot = np.zeros((2, 4))
     one_hot[0, 1] = one_hot[1, 3] = 1.0
-    context = check_shape(context_vector(one_hot, values), (2, 3), "context_vector(weights, values)")
+    context = check_shape(_call(context_vector, (one_hot, values), "weights of shape (2, 4) and values (2, 4, 3)",
+                                "c_t = sum_j alpha_j h_j for every example of the batch.",
+                                broadcast_hint=WEIGHTED_SUM_HINT), (2, 3), "context_vector(weights, values)")
     check_close(context, np.stack([values[0, 1], values[1, 3]]), "context for one-hot weights",
                 hint="all weight on position j must give c_t = h_j.")
     uniform = np.full((2, 4), 0.25)
@@ -145,6 +148,10 @@ def check_attend_over_steps(attend_over_steps):
     changed = as_numpy(attend_over_steps(changed_states, values, mask, params["U_att"], params["W_att"],
                                          params["v_att"])[1], "weights")
     moved = [step for step in range(3) if not np.allclose(changed[:, step], weights[:, step], atol=1e-9)]
+    if not moved:  # no step moved: the query never reaches the weights, whatever the indexing
+        _fail("changing decoder_states[:, 1] changed no weights at all: the weights do not depend on the decoder "
+              "state. Without the tanh, U_att s_{t-1} adds the same number to every score, which the softmax "
+              "cancels; check attention_scores, and that each step passes its state to it.")
     if moved != [1]:
         _fail(f"changing only decoder_states[:, 1] changed the weights of steps {moved}, expected step 1 alone: "
               "step t attends with decoder_states[:, t].")

@@ -3,8 +3,8 @@
 import numpy as np
 
 from course_lib.grading.checks.common import (
-    TANH_PLACE_HINT, as_numpy, check_close, check_finite, check_shape, check_weights, _fail, _passed, _rng,
-    _softmax_rows,
+    KEEPDIMS_HINT, TANH_PLACE_HINT, WEIGHTED_SUM_HINT, as_numpy, check_close, check_finite, check_shape,
+    check_weights, _call, _fail, _passed, _rng, _softmax_rows,
 )
 
 
@@ -17,7 +17,9 @@ def check_attention_pool(attention_pool):
     W, b, u = _a5_parameters(rng)
     states = rng.normal(size=(3, 5, 4))
     mask = np.arange(5)[None, :] < np.array([[5], [2], [3]])
-    result = attention_pool(states, mask, W, b, u)
+    result = _call(attention_pool, (states, mask, W, b, u), "states of shape (3, 5, 4) and a (3, 5) mask",
+                   "u_j = tanh(W h_j + b) for every position, then alpha = softmax(u_j . u) over the positions.",
+                   broadcast_hint=f"{WEIGHTED_SUM_HINT} In the softmax, {KEEPDIMS_HINT[0].lower()}{KEEPDIMS_HINT[1:]}")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         _fail("attention_pool should return (pooled, weights).")
     pooled = check_shape(result[0], (3, 4), "pooled")

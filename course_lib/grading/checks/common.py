@@ -1,5 +1,7 @@
 """What every assignment's checks share: `CheckFailed`, generic checks, hints, and the lecture's formulas in NumPy."""
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -96,17 +98,41 @@ BROADCAST_HINT = ("Adding a (batch, units) term to a (batch, positions, units) o
                   "positions on the first, so that the same vector is added at every position.")
 
 
-def _call(function, arguments, received, hint):
+KEEPDIMS_HINT = ("Dividing the (batch, positions) exponentials by their row sums needs the sums as (batch, 1): "
+                 "sum with keepdims=True, so that every row is divided by its own total.")
+WEIGHTED_SUM_HINT = ("Multiplying (batch, positions) weights with (batch, positions, dim) vectors needs an axis for "
+                     "dim on the weights (weights[..., None]), or an einsum; then sum over the positions.")
+_LIBRARIES = (str(Path(np.__file__).parent), str(Path(__file__).parent))  # NumPy's frames and the checks' own
+
+
+def _raised_in(error):
+    """The innermost function of the student's code that the error passed through (None if none did)."""
+    name, trace = None, error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        if not code.co_filename.startswith(_LIBRARIES) and "-packages" not in code.co_filename:  # not NumPy, Keras...
+            name = code.co_name
+        trace = trace.tb_next
+    return name
+
+
+def _call(function, arguments, received, hint, broadcast_hint=BROADCAST_HINT):
     """Calls the student's function; a ValueError (matrices that do not fit) becomes a hint.
 
     `received` describes the arguments' shapes, `hint` which axis should meet which. Arrays that
-    could not be broadcast get `BROADCAST_HINT` instead: the matrices met, the sum's axes did not.
+    could not be broadcast get `broadcast_hint` instead (by default `BROADCAST_HINT`: the matrices
+    met, the sum's axes did not), unless the error came from another of the student's functions that
+    this one calls: the message then names it, since its own check says more.
     """
     try:
         return function(*arguments)
     except ValueError as error:
         if "could not be broadcast together with shapes" in str(error):  # an addition, not a matmul ("remapped")
-            hint = BROADCAST_HINT
+            inner = _raised_in(error)
+            if inner not in (None, function.__name__, "<lambda>"):
+                hint = f"It was raised inside {inner}(), which {function.__name__} calls: see the check of {inner}."
+            else:
+                hint = broadcast_hint
         raise CheckFailed(f"{function.__name__} raised ValueError ({error}) on {received}. {hint}") from error
 
 
