@@ -92,10 +92,10 @@ class MaskedTokenLoss(keras.losses.Loss):
         The scalar mean loss per real token (divided by the number of replicas under a `tf.distribute`
         strategy, as Keras's own losses are: `scale_for_replicas`).
 
-    `fit` and `evaluate` report the mean of the batches' values weighted by their numbers of examples, as for
-    every Keras loss; over a set whose batches hold different numbers of real tokens that differs a little
-    from the mean over all its tokens (`metrics.language_model.perplexity_from_log_probs` gives the exact
-    figure).
+    Note: `fit` and `evaluate` report the mean of the batches' values weighted by their numbers of
+    examples, as for every Keras loss. Over a set whose batches hold different numbers of real tokens this
+    is not the mean over all its tokens (far from it when batches are tiny and lengths very uneven);
+    `metrics.language_model.perplexity_from_log_probs` gives the exact per-token figure.
     """
 
     def __init__(self, pad_id=0, name="masked_token_loss", **kwargs):
