@@ -121,6 +121,31 @@ def test_teacher_forcing_ratio_below_one_feeds_predictions_in_training_only():
         AttentionGRUDecoder(10, 6, 8, teacher_forcing_ratio=1.5)
 
 
+def test_scheduled_sampling_never_feeds_back_the_ids_decoding_never_writes():
+    """Fed the raw arg-max, training read <pad> (or <GO>) where greedy and beam decoding never write it."""
+    inputs = _decoder_inputs(tgt_len=6)
+    for never_fed in ((), (0, 1)):
+        decoder = AttentionGRUDecoder(10, 6, 8, teacher_forcing_ratio=0.0, seed=3, never_fed_ids=never_fed)
+        decoder(**inputs, training=False)
+        kernel, bias = decoder.output_layer.get_weights()
+        bias[0], bias[1] = 50.0, 40.0  # <pad>, then <GO>: the arg-max at every step
+        decoder.output_layer.set_weights([kernel, bias])
+        sampled, _ = decoder(**inputs, training=True)
+        # the same steps by hand, feeding the best id outside `never_fed`
+        memory = decoder.prepare_memory(inputs["encoder_outputs"], inputs["initial_state"], inputs["source_mask"])
+        state, token, by_hand = inputs["initial_state"], inputs["target_inputs"][:, 0], []
+        for _ in range(6):
+            logits, state, _ = decoder.step(token, state, memory)
+            by_hand.append(np.asarray(logits))
+            allowed = np.asarray(logits).copy()
+            allowed[:, list(never_fed)] = -np.inf
+            token = allowed.argmax(-1).astype("int32")
+        np.testing.assert_allclose(np.asarray(sampled), np.stack(by_hand, axis=1), atol=1e-4)
+    assert decoder.get_config()["never_fed_ids"] == [0, 1]
+    with pytest.raises(ValueError, match=r"Received: never_fed_ids=\(10,\)"):
+        AttentionGRUDecoder(10, 6, 8, never_fed_ids=(10,))
+
+
 @pytest.mark.parametrize("option", [1, 2])
 def test_plain_decoder_layer_checks(option):
     inputs = _decoder_inputs()

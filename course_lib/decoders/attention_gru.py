@@ -52,6 +52,9 @@ class AttentionGRUDecoder(keras.layers.Layer):
         conditional: use the conditional GRU step above (two GRU cells).
         seed: seed of the coin flips that choose, with `teacher_forcing_ratio`
             below 1, between the true and the predicted previous token.
+        never_fed_ids: token ids that scheduled sampling never feeds back as a
+            prediction (`Seq2Seq` passes its `<pad>` and `<GO>`): greedy and beam
+            decoding never write them, so training should not read them either.
 
     Call arguments:
         target_inputs: `(batch, tgt_len)` token ids, `<GO>` followed by the
@@ -78,6 +81,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
         teacher_forcing_ratio=1.0,
         conditional=False,
         seed=None,
+        never_fed_ids=(),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -98,6 +102,10 @@ class AttentionGRUDecoder(keras.layers.Layer):
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.conditional = check_flag(conditional, "conditional")
         self.seed = seed
+        self.never_fed_ids = tuple(int(i) for i in never_fed_ids)
+        if any(not 0 <= i < self.vocab_size for i in self.never_fed_ids):
+            raise ValueError(f"`never_fed_ids` must be token ids below {self.vocab_size}. "
+                             f"Received: never_fed_ids={never_fed_ids}")
         self.embedding = keras.layers.Embedding(
             self.vocab_size, self.embedding_dim, dtype=self.dtype_policy, name="embedding"
         )
@@ -205,13 +213,17 @@ class AttentionGRUDecoder(keras.layers.Layer):
         )  # the first input is always <GO>
         xs = (ops.transpose(target_inputs, (1, 0)), ops.transpose(use_truth, (1, 0)))
         first_prediction = ops.zeros_like(target_inputs[:, 0])
+        blocked = None  # (vocab,) True for the ids never fed back
+        if self.never_fed_ids:
+            blocked = ops.isin(ops.arange(self.vocab_size), ops.array(self.never_fed_ids))
 
         def body(carry, step_inputs):
             state, predicted = carry
             true_token, take_truth = step_inputs
             token = ops.where(take_truth, true_token, predicted)  # (batch,)
             logits, new_state, weights = self.step(token, state, memory, training)
-            predicted = ops.cast(ops.argmax(logits, axis=-1), target_inputs.dtype)
+            candidates = logits if blocked is None else ops.where(blocked, ops.cast(-1e9, logits.dtype), logits)
+            predicted = ops.cast(ops.argmax(candidates, axis=-1), target_inputs.dtype)
             return (new_state, predicted), (logits, weights)
 
         _, (logits, weights) = scan(body, (initial_state, first_prediction), xs)
@@ -246,6 +258,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
                 "teacher_forcing_ratio": self.teacher_forcing_ratio,
                 "conditional": self.conditional,
                 "seed": self.seed,
+                "never_fed_ids": list(self.never_fed_ids),
             }
         )
         return config

@@ -151,7 +151,8 @@ class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, k
             self.decoder = AttentionGRUDecoder(
                 self.target_vocab_size, self.embedding_dim, self.units, attention_units=self.attention_units,
                 deep_output=deep_output, teacher_forcing_ratio=teacher_forcing_ratio,
-                conditional=conditional, dtype=self.dtype_policy, name="decoder",
+                conditional=conditional, never_fed_ids=(self.pad_id, self.start_id), dtype=self.dtype_policy,
+                name="decoder",
             )
         else:
             self.decoder = PlainGRUDecoder(
