@@ -184,7 +184,9 @@ def grade(
                 fingerprint[0] = now
                 warning = ("the grader's or the hidden tests' files changed while this submission "
                            f"ran{' (or one graded beside it)' if jobs > 1 else ''}; check them and regrade")
-                result.notes.append(warning)
+                # the feedback goes to the student as it is: tell them what it means for them, not what to do
+                result.notes.append("the grader's or the hidden tests' files changed while this submission ran: "
+                                    "this grade is provisional until the course staff regrade it")
                 progress(f"WARNING: {name}: {warning}")
             for warning in (RUNNER_KILLED, KERNEL_NOT_STARTED):
                 if any(note.startswith(warning) for note in result.notes):
