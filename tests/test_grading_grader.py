@@ -1070,7 +1070,7 @@ def test_an_apply_mask_that_writes_into_the_scores_loses_the_unchanged_scores_te
     from types import SimpleNamespace
 
     assignment = load_assignment("A1")
-    [test] = [t for t in assignment.tests if t.name == "mask: the scores passed in are left unchanged"]
+    [test] = [t for t in assignment.tests if t.name == "mask: a new array, the scores passed in left unchanged"]
 
     def in_place(scores, mask):
         scores[~np.asarray(mask, bool)] = -1e9
@@ -1079,7 +1079,10 @@ def test_an_apply_mask_that_writes_into_the_scores_loses_the_unchanged_scores_te
     def new_array(scores, mask):
         return np.where(mask, scores, -1e9)
 
-    for apply_mask, passes in ((in_place, False), (new_array, True)):
+    def untouched(scores, mask):  # leaves the scores alone, and masks nothing
+        return scores
+
+    for apply_mask, passes in ((in_place, False), (new_array, True), (untouched, False)):
         inputs = test.inputs(np.random.default_rng(0))
         got = eval(test.call, {"student": SimpleNamespace(apply_mask=apply_mask), "inputs": inputs})  # noqa: S307
         assert (test.compare or allclose())(got, test.expected(inputs), inputs)[0] is passes, apply_mask
