@@ -8,6 +8,13 @@ gold alignment links to that word.
 import numpy as np
 
 
+def link_set(links):
+    """One target word's gold links as a set of source positions: an int, ints, or None / empty (no link)."""
+    if links is None:
+        return set()
+    return {int(links)} if np.isscalar(links) else {int(x) for x in links}
+
+
 def attention_agreement(alignments, gold_alignments, target_lengths=None, source_lengths=None):
     """Share of target words whose attention arg-max is a gold-aligned source position.
 
@@ -74,10 +81,7 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             raise ValueError(f"Attention of example {index} holds NaN or infinite weights. Received: non-finite values")
         best = matrix[:steps].argmax(axis=-1)
         for step in range(steps):
-            links = gold[step]
-            if links is None:
-                continue
-            links = {int(links)} if np.isscalar(links) else {int(x) for x in links}
+            links = link_set(gold[step])
             if not links:
                 continue
             if min(links) < 0 or max(links) >= matrix.shape[1]:
@@ -113,10 +117,7 @@ def chance_agreement(gold_alignments, source_lengths):
         )
     shares = []
     for index, (gold, length) in enumerate(zip(gold_alignments, source_lengths)):
-        for links in gold:
-            if links is None:
-                continue
-            links = {int(links)} if np.isscalar(links) else {int(x) for x in links}
+        for links in map(link_set, gold):
             if not links:
                 continue
             if int(length) < 1 or min(links) < 0 or max(links) >= int(length):
