@@ -1,6 +1,7 @@
 """The attentional GRU decoder: encode, attend, decode."""
 
 import keras
+import numpy as np
 from keras import ops
 
 from course_lib.layers.bahdanau_attention import BahdanauAttention
@@ -215,7 +216,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
         first_prediction = ops.zeros_like(target_inputs[:, 0])
         blocked = None  # (vocab,) True for the ids never fed back
         if self.never_fed_ids:
-            blocked = ops.isin(ops.arange(self.vocab_size), ops.array(self.never_fed_ids))
+            # a constant made in NumPy: `ops.isin` branches in Python on TensorFlow, which XLA cannot compile
+            blocked = ops.convert_to_tensor(np.isin(np.arange(self.vocab_size), self.never_fed_ids))
 
         def body(carry, step_inputs):
             state, predicted = carry
