@@ -128,7 +128,8 @@ def setup_cell_source(root=ROOT):
         "                           \"loaded already. Runtime > Restart session, then run all again: course_lib stays installed.\")\n"
         "# TensorFlow loads in the first cell that needs it, which may be a later one. It may then print a few lines\n"
         "# (some twice) about oneDNN, CPU instructions or missing CUDA drivers and a failed cuInit (on a machine without\n"
-        "# a GPU). They are harmless start-up notices, not errors.\n"
+        "# a GPU), and \"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\".\n"
+        "# They are harmless start-up notices, not errors.\n"
         "# A lecture's training cells end with `assert`s on what the run learned. If one fails in your run, that is\n"
         "# the course's check, not your mistake: run the notebook again, and tell the course staff if it fails twice."
     )
