@@ -151,7 +151,8 @@ def _video_encoder(videos, sizes):
 def _video_terms(sizes):
     return [
         ("W_conv", f"frame CNN filters {tuple(sizes.filters[:2])}", cnn_count(sizes.filters[:2])),
-        ("U_enc,W_enc", "GRU over the frame codes", gru_count(sizes.filters[1], sizes.units)),
+        ("U_enc,W_enc", f"GRU over the frame codes ({sizes.filters[1]} each: the last conv, averaged)",
+         gru_count(sizes.filters[1], sizes.units)),
     ]
 
 
