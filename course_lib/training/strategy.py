@@ -9,6 +9,12 @@ def get_strategy(kind="auto"):
             when there are two or more, else the default strategy),
             "mirrored" (MirroredStrategy over all visible devices of the
             fastest kind, e.g. two logical CPUs in tests), "tpu" or "default".
+
+    Note: under a strategy with several replicas, Keras 3.15 builds a model's compiled loss and metrics
+    from the first batch averaged across the replicas, which turns token ids into floats that the
+    course's models refuse (`ValueError: ... Received: source.dtype=float32`). Every task trains through
+    `training.fit.build_before_fit`, which builds from the dataset's element spec instead; call it
+    yourself before an `evaluate` or `predict` that comes before any `fit` (a model just loaded, say).
     """
     import tensorflow as tf
 
