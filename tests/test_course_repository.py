@@ -133,14 +133,16 @@ def test_the_set_up_cell_installs_when_the_library_or_a_package_it_needs_is_miss
     import subprocess
 
     found = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == missing else found(name, *args))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == missing else found(name, *args))
     commands = []
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: commands.append(command)
                         or subprocess.CompletedProcess(command, 0))
     exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
     assert len(commands) == (0 if missing is None else 1), commands
     if missing:
-        assert commands[0][1:4] == ["-m", "pip", "install"] and commands[0][-1] == course_repository.install_target(ROOT)
+        assert commands[0][1:4] == ["-m", "pip", "install"]
+        assert commands[0][-1] == course_repository.install_target(ROOT)
 
 
 @pytest.mark.parametrize(

@@ -911,7 +911,8 @@ def test_broadcasting_mistakes_get_the_hint_of_their_own_part():
         weights = np.stack([softmax_without_keepdims(A1.apply_mask(s, mask)) for s in steps], axis=1)
         return np.einsum("bts,bsd->btd", weights, values), weights
 
-    with pytest.raises(checks.CheckFailed, match=r"raised inside softmax_without_keepdims\(\), which attend calls") as failure:
+    inside = r"raised inside softmax_without_keepdims\(\), which attend calls"
+    with pytest.raises(checks.CheckFailed, match=inside) as failure:
         checks.check_attend_over_steps(attend)
     assert checks.BROADCAST_HINT not in str(failure.value)
 

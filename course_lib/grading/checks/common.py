@@ -102,7 +102,7 @@ KEEPDIMS_HINT = ("Dividing the (batch, positions) exponentials by their row sums
                  "sum with keepdims=True, so that every row is divided by its own total.")
 WEIGHTED_SUM_HINT = ("Multiplying (batch, positions) weights with (batch, positions, dim) vectors needs an axis for "
                      "dim on the weights (weights[..., None]), or an einsum; then sum over the positions.")
-_LIBRARIES = (str(Path(np.__file__).parent), str(Path(__file__).parent))  # NumPy's frames and the checks' own
+_LIBRARIES = (str(Path(np.__file__).parent), str(Path(__file__).parents[2]))  # NumPy's frames and course_lib's
 
 
 def _raised_in(error):

@@ -47,7 +47,8 @@ from course_lib.tasks.captioning.training import train_captioning
 __all__ = [
     "DECODER_CHOICES", "ENCODER_CHOICES", "RUN_FILE", "SETTINGS", "UNK_FOR_BLEU", "CaptioningRun",
     "backbone_features", "bleu_hypothesis", "bleu_reference", "build_captioner", "caption_files", "evaluate_run",
-    "evaluation_data", "generate_captions", "image_blind_accuracy", "image_blind_caption", "load_flickr_parts", "load_run",
+    "evaluation_data", "generate_captions", "image_blind_accuracy", "image_blind_caption", "load_flickr_parts",
+    "load_run",
     "load_shapes_parts", "model_inputs", "pick_showcase_image", "references_of", "register_cli", "resolve_encoder",
     "save_run", "score_captions", "settings_for", "train_captioning",
 ]
