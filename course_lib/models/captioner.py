@@ -140,8 +140,8 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
             raise ValueError(f"`decoder` must be one of {DECODERS}. Received: decoder={decoder!r}")
         if encoder not in ENCODERS:
             raise ValueError(f"`encoder` must be one of {ENCODERS}. Received: encoder={encoder!r}")
-        check_flag(deep_output, "deep_output")  # "no" is truthy
-        check_flag(location_coordinates, "location_coordinates")
+        deep_output = check_flag(deep_output, "deep_output")  # "no" is truthy
+        location_coordinates = check_flag(location_coordinates, "location_coordinates")
         if decoder != "attention":
             check_unread_options(
                 {"attention_units": attention_units, "deep_output": deep_output,
@@ -201,8 +201,8 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         self.embedding_dim = counts["embedding_dim"]
         self.units = counts["units"]
         self.attention_units = counts.get("attention_units")
-        self.deep_output = bool(deep_output)
-        self.location_coordinates = bool(location_coordinates)
+        self.deep_output = deep_output
+        self.location_coordinates = location_coordinates
         self.start_id, self.stop_id, self.pad_id = check_special_ids(self.vocab_size, start_id, stop_id, pad_id)
         self.max_output_length = counts["max_output_length"]
 
