@@ -203,6 +203,22 @@ def test_a_reloaded_classifier_evaluates_alike_and_trains_on(tmp_path):
     check_reload_keeps_training(model, ids, rng.integers(0, 3, 8), os.path.join(tmp_path, "documents.keras"))
 
 
+@pytest.mark.parametrize("encoder", ["han", "plain", "flat"])
+def test_a_classifier_explained_first_still_predicts_and_trains(encoder):
+    """`explain` on a fresh model built the encoder alone and left the model unbuilt, so the next call built the
+    same sub-layers again and Keras refused every later call, `predict` and `fit` for good."""
+    sizes = {} if encoder == "flat" else {"sentence_units": 5}
+    model = DocumentClassifier(20, 3, encoder=encoder, embedding_dim=8, word_units=6, **sizes)
+    ids = documents()
+    explained = model.explain(ids)
+    assert model.built
+    np.testing.assert_allclose(np.asarray(model(ids)), explained["probabilities"], atol=1e-5)
+    model.compile(keras.optimizers.Adam(1e-2), "sparse_categorical_crossentropy")
+    np.testing.assert_allclose(model.predict(ids, verbose=0), explained["probabilities"], atol=1e-5)
+    history = model.fit(ids, np.array([0, 1, 2, 0]), epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+
+
 @pytest.mark.parametrize("encoder", ["han", "flat"])
 def test_explained_weights_are_float32_under_a_mixed_policy(encoder):
     """They came back in bfloat16 (which NumPy does not treat as a float) or float16, and the flat encoder's

@@ -79,6 +79,22 @@ def test_dialog_model_training_lowers_the_loss():
         model.generate(arrays["context"][0])
 
 
+@pytest.mark.parametrize("attention", [True, False])
+def test_a_dialog_model_that_generated_first_still_trains(attention):
+    """`generate` on a fresh model built the encoder and decoder outside `build()`; the model stayed unbuilt, the
+    next call built them again and Keras refused it, and every `fit`, for good."""
+    _, vocabulary, arrays = small_set()
+    model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=6, sentence_units=5, units=7,
+                                    attention=attention, max_output_length=6)
+    before = model.generate(arrays["context"])["tokens"]
+    assert model.built
+    model.compile(keras.optimizers.Adam(1e-2))
+    inputs = {"context": arrays["context"], "target_in": arrays["target_in"]}
+    history = model.fit(inputs, arrays["target_out"], epochs=2, batch_size=6, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    assert model.generate(arrays["context"])["tokens"].shape == before.shape
+
+
 def test_dialog_generate_rejects_max_length_zero():
     _, vocabulary, arrays = small_set()
     model = HierarchicalDialogModel(len(vocabulary), embedding_dim=8, word_units=6, sentence_units=5, units=7,

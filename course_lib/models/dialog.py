@@ -77,8 +77,8 @@ class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWith
 
     def encode(self, context, training=None):
         """Returns `(utterance_states, s_0, utterance_mask, encoded)`."""
-        if not self.encoder.built:  # `encode` bypasses the encoder's `__call__`, which would build it
-            self.encoder.build(tuple(context.shape))
+        if not self.built:  # `encode` bypasses the encoder's `__call__`; building the model builds it, once
+            self.build()
         encoded = self.encoder.encode(context, training=training)
         initial_state = self.bridge(encoded["document"])  # (batch, units)
         return encoded["sentence_states"], initial_state, encoded["sentence_mask"], encoded
@@ -127,6 +127,8 @@ class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWith
                 f"`context` needs at least one utterance of one word. Received: context.shape={context.shape}"
             )
         max_length = check_count(self.max_output_length if max_length is None else max_length, "max_length")
+        if not self.built:  # eagerly, before the compiled pass (and so that a later call does not build again)
+            self.build()
         if max_length not in self._greedy_functions:
             self._greedy_functions[max_length] = compile_once(
                 lambda batch: self._greedy(batch, max_length), [((None, None, None), "int32")]

@@ -217,8 +217,8 @@ class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
         if self.encoder_kind == "flat":
             document, word_weights = self.encoder(documents, training=training)
             return {"document": document, "word_weights": word_weights}
-        if not self.encoder.built:  # `encode` bypasses the encoder's `__call__`, which would build it
-            self.encoder.build(tuple(documents.shape))
+        if not self.built:  # `encode` bypasses the encoder's `__call__`; building the model builds it, once
+            self.build()
         encoded = self.encoder.encode(documents, training=training)
         return {k: v for k, v in encoded.items() if k in ("document", "sentence_weights", "word_weights")}
 
@@ -245,6 +245,8 @@ class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
             raise ValueError(
                 f"`documents` needs at least one sentence of one word. Received: documents.shape={documents.shape}"
             )
+        if not self.built:  # eagerly, before the compiled pass (and so that a later call does not build again)
+            self.build()
         outputs = self._explain_function()(documents.astype("int32"))
         result = {key: np.asarray(value) for key, value in outputs.items()}
         if "sentence_weights" not in result and self.encoder_kind == "flat":
