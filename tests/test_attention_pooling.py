@@ -87,3 +87,13 @@ def test_values_of_another_size_after_build_raise_value_error():
     layer(values)
     with pytest.raises(ValueError, match=r"Received: values.shape=\(3, 5, 6\)"):
         layer(np.zeros((3, 5, 6), "float32"))
+
+
+def test_the_layers_package_exports_the_layers_the_course_names():
+    """A5 and the README name `course_lib.layers.AttentionPooling`; the package did not export it."""
+    import course_lib.layers as layers
+    from course_lib.layers.location_coordinates import LocationCoordinates
+
+    assert layers.AttentionPooling is AttentionPooling
+    assert layers.LocationCoordinates is LocationCoordinates
+    assert {"AttentionPooling", "BahdanauAttention", "LocationCoordinates"} <= set(layers.__all__)
