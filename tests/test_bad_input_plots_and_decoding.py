@@ -111,6 +111,40 @@ def test_rerank_scores_refuses_nan_and_a_missing_weight():
     np.testing.assert_array_equal(rerank_scores([[-1.0, -2.0]], [[-np.inf, -3.0]], [3], weight=0.0), [[-1.0, -2.0]])
 
 
+def test_rerank_scores_refuses_bools_and_reports_the_lengths_shape_it_was_given():
+    with pytest.raises(ValueError, match="Received: weight=True"):
+        rerank_scores([[-1.0, -2.0]], [[-1.0, -2.0]], [3], weight=True)
+    with pytest.raises(ValueError, match="other_lengths.dtype=bool"):
+        rerank_scores([[-1.0, -2.0]], [[-1.0, -2.0]], [True])
+    with pytest.raises(ValueError, match=r"Received: shape \(2,\)"):  # it reported the reshaped (2, 1)
+        rerank_scores([[-1.0, -2.0]], [[-1.0, -2.0]], [3, 3])
+
+
+def test_counts_past_int32_are_refused_by_name():
+    """`generate(max_length=2**31)` raised NumPy's OverflowError."""
+    from course_lib.layers.masking import check_count
+    from course_lib.models import Seq2Seq
+
+    assert check_count(2**31 - 1, "max_length") == 2**31 - 1
+    with pytest.raises(ValueError, match=r"`max_length` must be at most 2147483647. Received: max_length=2147483648"):
+        Seq2Seq(12, 10, embedding_dim=4, units=6).generate(np.array([[3, 4]]), max_length=2**31)
+
+
+def test_the_captioner_refuses_an_overflowing_length_penalty_before_tracing():
+    """It was refused only inside TensorFlow's trace, under an "in user code" traceback, and the broken
+    decoding function was kept."""
+    from course_lib.models.captioner import ImageCaptioner
+
+    captioner = ImageCaptioner(vocab_size=15, encoder="features", feature_locations=4, feature_channels=8,
+                               feature_vector_dim=8, embedding_dim=4, units=6, attention_units=5)
+    features = {"locations": np.zeros((2, 4, 8), "float32"), "vector": np.zeros((2, 8), "float32")}
+    with pytest.raises(ValueError, match="`length_penalty` is too large for `max_length`") as raised:
+        captioner.generate(features, beam_width=2, length_penalty=30.0, max_length=40)
+    assert "in user code" not in str(raised.value)
+    assert not captioner._decode_functions
+    assert captioner.generate(features, beam_width=2, max_length=3)["tokens"].shape == (2, 3)
+
+
 def test_ensemble_refuses_members_that_are_not_models():
     with pytest.raises(ValueError, match=r"Received: model 0 of type int"):
         Ensemble([1, 2])

@@ -43,7 +43,10 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
     """
     direct_scores = np.asarray(direct_scores, "float64")
     other_log_probs = np.asarray(other_log_probs, "float64")
-    other_lengths = np.asarray(other_lengths, "float64")
+    received_lengths = np.asarray(other_lengths)
+    if received_lengths.dtype == bool:  # True would count as a length of 1
+        raise ValueError(f"`other_lengths` must be numbers of tokens. Received: other_lengths.dtype=bool")
+    other_lengths = received_lengths.astype("float64")
     if direct_scores.shape != other_log_probs.shape or direct_scores.ndim != 2:
         raise ValueError(
             "`direct_scores` and `other_log_probs` must both be (N, k). "
@@ -61,9 +64,10 @@ def rerank_scores(direct_scores, other_log_probs, other_lengths, weight=1.0):
             or not np.isfinite(other_lengths).all() or np.any(other_lengths < 1)):
         raise ValueError(
             f"`other_lengths` must be (N,) or (N, k) = {direct_scores.shape}, every entry a finite number >= 1. "
-            f"Received: shape {other_lengths.shape}, smallest {other_lengths.min() if other_lengths.size else None}"
+            f"Received: shape {received_lengths.shape}, smallest {other_lengths.min() if other_lengths.size else None}"
         )
-    if not isinstance(weight, numbers.Real) or not np.isfinite(weight) or weight < 0:
+    if (isinstance(weight, (bool, np.bool_)) or not isinstance(weight, numbers.Real)
+            or not np.isfinite(weight) or weight < 0):
         raise ValueError(f"`weight` must be a finite number >= 0. Received: weight={weight}")
     if weight == 0:  # 0 * -inf (an impossible candidate) would be NaN
         return direct_scores.copy()

@@ -5,7 +5,7 @@ from keras import ops
 
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_flag, check_token_ids, run_recurrent
+from course_lib.layers.masking import check_count, check_flag, check_known_token_range, check_token_ids, run_recurrent
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -91,6 +91,7 @@ class GRUEncoder(keras.layers.Layer):
 
     def call(self, source, training=None):
         check_token_ids(source, "source")
+        check_known_token_range(source, self.vocab_size, "source")  # eager calls; -1 would read the last row
         source_mask = ops.not_equal(source, self.pad_id)  # (batch, src_len)
         embedded = self.embedding(source)  # (batch, src_len, embedding_dim)
         # Any padding pattern (left padding too) is run right-padded, as cuDNN needs.

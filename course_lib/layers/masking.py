@@ -141,6 +141,37 @@ def check_token_range(tokens, vocab_size, name="tokens"):
         )
 
 
+def known_values(tensor):
+    """The values of `tensor` as a NumPy array when they are known now (NumPy, an eager tensor), else None.
+
+    Inside a traced or compiled function (`tf.function`, `jax.jit`, Keras's symbolic pass) they are not.
+    """
+    if isinstance(tensor, np.ndarray):
+        return tensor
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        if tf.executing_eagerly() and isinstance(tensor, tf.Tensor):
+            return tensor.numpy()
+    elif backend == "jax":
+        import jax
+
+        if isinstance(tensor, jax.Array) and not isinstance(tensor, jax.core.Tracer):
+            return np.asarray(tensor)
+    return None
+
+
+def check_known_token_range(tokens, vocab_size, name="tokens"):
+    """`check_token_range` where the ids' values are known (an eager call); nothing inside a compiled one."""
+    values = known_values(tokens)
+    if values is not None:
+        check_token_range(values, vocab_size, name)
+
+
+INT32_MAX = 2**31 - 1
+
+
 def check_count(value, name, least=1):
     """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size, a
     layer size) is a whole number >= `least`. A float such as 2.7 is refused rather than cut to 2.
@@ -152,6 +183,8 @@ def check_count(value, name, least=1):
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise ValueError(f"`{name}` must be a whole number >= {least}. Received: {name}={value!r}")
+    if value > INT32_MAX:  # counts become int32 tensors (a loop's length, a shape): 2**31 would overflow
+        raise ValueError(f"`{name}` must be at most {INT32_MAX}. Received: {name}={value!r}")
     return int(value)
 
 

@@ -15,6 +15,7 @@ from course_lib.layers.location_coordinates import LocationCoordinates
 from course_lib.layers.masking import (
     check_count, check_flag, check_same_batch, check_special_ids, check_unread_options,
 )
+from course_lib.models.checking_ids import ChecksTokenIds
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
@@ -40,7 +41,7 @@ def unread_settings(encoder, decoder):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class ImageCaptioner(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Generates a caption word by word from an image, `P(y_t | y_<t, I)`.
 
     The encoder gives two views of the image `I`: a map of locations
@@ -387,10 +388,10 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
             if not np.all(np.isfinite(value)):
                 raise ValueError(f"`{key}` holds NaN or infinite values. Received: {int(np.sum(~np.isfinite(value)))} of them")
         check_count(batch_size, "batch_size")
-        check_beam_options(beam_width, length_penalty, self.vocab_size)
-        check_greedy_length_penalty(beam_width, length_penalty)
         max_length = self.max_output_length if max_length is None else max_length
-        check_count(max_length, "max_length")
+        # With max_length: a length penalty that overflows float32 is refused here, not while tracing.
+        check_beam_options(beam_width, length_penalty, self.vocab_size, max_length=max_length)
+        check_greedy_length_penalty(beam_width, length_penalty)
         function = self.decode_function(max_length, beam_width, length_penalty)
         parts = []
         for start in range(0, count, batch_size):
@@ -408,6 +409,9 @@ class ImageCaptioner(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefa
         }
 
     # -- Keras plumbing -----------------------------------------------------------
+
+    def token_id_sizes(self):
+        return {"target_in": self.vocab_size, "targets": self.vocab_size}
 
     def build_sublayers(self):
         """Builds the image encoder, the bridge and the decoder, for any batch size and caption length."""

@@ -21,13 +21,14 @@ from course_lib.decoding.greedy import greedy_decode
 from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_flag, check_special_ids, check_token_range
+from course_lib.models.checking_ids import ChecksTokenIds
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class HierarchicalDialogModel(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Context (utterances x words) -> response, with a hierarchical encoder.
 
     Args:
@@ -136,6 +137,9 @@ class HierarchicalDialogModel(BuildsSublayers, KeepsWeightsOnError, CompilesWith
         tokens, alignments, weights = self._greedy_functions[max_length](context.astype("int32"))
         return {"tokens": np.asarray(tokens), "alignments": np.asarray(alignments),
                 "utterance_weights": np.asarray(weights)}
+
+    def token_id_sizes(self):
+        return {"context": self.vocab_size, "target_in": self.vocab_size, "targets": self.vocab_size}
 
     def build_sublayers(self):
         """Builds the context encoder, the bridge and the decoder, for any number of dialogs, utterances and words."""

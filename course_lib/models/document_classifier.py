@@ -23,6 +23,7 @@ from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import check_count, check_flag, check_token_range, check_unread_options, run_recurrent
 from course_lib.layers.precision import at_least_float32
+from course_lib.models.checking_ids import ChecksTokenIds
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 
@@ -126,7 +127,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
+class DocumentClassifier(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, keras.Model):
     """A document encoder followed by `softmax(V s + b)`.
 
     Args:
@@ -266,6 +267,12 @@ class DocumentClassifier(BuildsSublayers, KeepsWeightsOnError, keras.Model):
 
             self._compiled_explain = compile_once(forward, [((None, None, None), "int32")])
         return self._compiled_explain
+
+    bare_input = "documents"
+    targets_name = "labels"
+
+    def token_id_sizes(self):
+        return {"documents": self.vocab_size, "labels": self.num_classes}
 
     def build_sublayers(self):
         """Builds the encoder and the classifier, for any number of documents, sentences and words."""

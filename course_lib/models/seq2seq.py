@@ -15,13 +15,14 @@ from course_lib.layers.masking import (
     check_count, check_flag, check_same_batch, check_special_ids, check_token_ids, check_unread_options,
 )
 from course_lib.losses import attention_supervision_loss
+from course_lib.models.checking_ids import ChecksTokenIds
 from course_lib.models.building import BuildsSublayers
 from course_lib.models.keeping_weights import KeepsWeightsOnError
 from course_lib.models.token_compile import CompilesWithTokenDefaults
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
-class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
+class Seq2Seq(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, keras.Model):
     """Encoder-decoder over token ids, with or without attention.
 
     Training uses teacher forcing: the logits for `<GO>` followed by the
@@ -278,6 +279,12 @@ class Seq2Seq(BuildsSublayers, KeepsWeightsOnError, CompilesWithTokenDefaults, k
         }
 
     # -- Keras plumbing -----------------------------------------------------------
+
+    tuple_inputs = ("source", "target_in")
+
+    def token_id_sizes(self):
+        return {"source": self.source_vocab_size, "target_in": self.target_vocab_size,
+                "targets": self.target_vocab_size}
 
     def build_sublayers(self):
         """Builds the encoder, then the decoder, for any batch size and length."""
