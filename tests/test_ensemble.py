@@ -85,3 +85,17 @@ def test_ensemble_generate_makes_the_checks_seq2seq_generate_makes():
         ensemble.generate(np.zeros((2, 0), "int32"))
     with pytest.raises(ValueError, match="`source` must be an integer array"):
         ensemble.generate(np.array([[5.0, 6.0]]))
+
+
+def test_a_plain_member_leaves_the_attentional_members_weights_as_they_are():
+    """The plain decoder's all-zero "weights" were averaged in: with one of each, every row summed to 0.5."""
+    def plain_model(seed):
+        keras.utils.set_random_seed(seed)
+        return Seq2Seq(11, 13, embedding_dim=8, units=16, attention=False, max_output_length=7)
+
+    attentional, plain = _model(0), plain_model(1)
+    result = Ensemble([attentional, plain]).generate(SOURCE)
+    running = result["tokens"] != attentional.pad_id  # the steps before and at <stop>
+    np.testing.assert_allclose(result["alignments"].sum(-1)[running], 1.0, atol=1e-5)
+    both_plain = Ensemble([plain, plain_model(2)]).generate(SOURCE)
+    assert not both_plain["alignments"].any()  # no member attends: zeros, as a plain model reports

@@ -1,5 +1,7 @@
 """Tests of the RNN language model, its corpus and the perplexity helpers."""
 
+import re
+
 import keras
 import numpy as np
 import pytest
@@ -168,3 +170,31 @@ def test_a_reloaded_training_model_evaluates_alike_and_trains_on(tmp_path):
     model = RNNLanguageModel(11, 5, 7).training_model()
     model.compile(keras.optimizers.Adam(1e-2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     check_reload_keeps_training(model, tokens, tokens, tmp_path / "language_model.keras")
+
+
+def test_a_tiny_temperature_samples_like_greedy_and_a_huge_one_never_writes_pad_or_go():
+    """`logits / T` overflowed to +inf for every positive logit under a tiny T, and arg-max took the first of
+    them, not the best; `<pad>` and `<GO>` were only 1e9 below, so a huge T could write them."""
+    layer = RNNLanguageModel(9, 4, 6, start_id=1, stop_id=2, pad_id=0)
+    layer.build((None, None))
+    rng = np.random.default_rng(0)
+    layer.set_weights([w + rng.normal(scale=3.0, size=w.shape).astype("float32") for w in layer.get_weights()])
+    greedy, greedy_log_probs = layer.generate(5, max_length=6, temperature=0.0)
+    for temperature in (1e-6, 1e-30, 1e-45):
+        tokens, log_probs = layer.generate(5, max_length=6, temperature=temperature, seed=1)
+        np.testing.assert_array_equal(tokens, greedy)
+        np.testing.assert_allclose(log_probs, greedy_log_probs, rtol=1e-5)
+    hot, _ = layer.generate(200, max_length=6, temperature=1e12, seed=2)
+    first = hot[:, 0]  # nothing finished yet: padding here would be a written <pad>
+    assert not np.isin(first, [0, 1]).any()
+    assert len(set(first.tolist())) == 7  # about uniform over the 7 tokens it may write
+
+
+@pytest.mark.parametrize("arguments, received", [
+    ({"num_samples": 2.5}, "num_samples=2.5"), ({"num_samples": True}, "num_samples=True"),
+    ({"temperature": "1"}, "temperature='1'"), ({"temperature": True}, "temperature=True"),
+])
+def test_generate_refuses_fractional_counts_and_non_numeric_temperatures(arguments, received):
+    layer = RNNLanguageModel(9, 4, 6, start_id=1, stop_id=2, pad_id=0)
+    with pytest.raises(ValueError, match=re.escape(received)):
+        layer.generate(**{"max_length": 4, **arguments})

@@ -8,7 +8,8 @@ distributions,
 
 so beam search (or greedy decoding, its width-1 case) over the ensemble picks
 the tokens the members agree on. The attention weights reported are the mean
-of the members' weights. Models trained from different random seeds make
+of the attentional members' weights (a plain member's zeros would make the
+rows sum to less than 1); all zeros when no member attends. Models trained from different random seeds make
 different mistakes, which is why this helps even when every member has the
 same architecture.
 """
@@ -47,14 +48,16 @@ class EnsembleDecoder:
         return tuple(decoder.start_state(state) for decoder, state in zip(self.decoders, initial_state))
 
     def step(self, previous_tokens, state, memory, training=None):
-        log_probs, states, weights = [], [], []
+        log_probs, states, weights, plain_weights = [], [], [], []
         for decoder, member_state, member_memory in zip(self.decoders, state, memory["members"]):
             logits, new_state, member_weights = decoder.step(previous_tokens, member_state, member_memory)
             log_probs.append(ops.log_softmax(logits, axis=-1))  # (batch, vocab)
             states.append(new_state)
-            weights.append(member_weights)  # (batch, src_len)
+            attends = getattr(decoder, "has_attention", True)
+            (weights if attends else plain_weights).append(member_weights)  # (batch, src_len)
         mean_log_prob = ops.logsumexp(ops.stack(log_probs), axis=0) - math.log(len(log_probs))  # (batch, vocab)
-        return mean_log_prob, tuple(states), ops.mean(ops.stack(weights), axis=0)
+        mean_weights = ops.mean(ops.stack(weights or plain_weights), axis=0)  # (batch, src_len); zeros if none attends
+        return mean_log_prob, tuple(states), mean_weights
 
 
 # What `Ensemble` reads from each member.

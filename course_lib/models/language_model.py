@@ -150,14 +150,11 @@ class RNNLanguageModel(keras.layers.Layer):
             padding after `<stop>`, and the log-probability of each sequence
             under the model (not the tempered distribution).
         """
-        if not np.isfinite(temperature) or temperature < 0:
-            raise ValueError(f"`temperature` must be a finite number >= 0. Received: temperature={temperature}")
-        check_count(max_length, "max_length")
-        if max_length < 1 or num_samples < 1:
-            raise ValueError(
-                "`max_length` and `num_samples` must be positive. "
-                f"Received: max_length={max_length}, num_samples={num_samples}"
-            )
+        if (isinstance(temperature, (bool, np.bool_)) or not isinstance(temperature, (int, float, np.number))
+                or not np.isfinite(temperature) or temperature < 0):
+            raise ValueError(f"`temperature` must be a finite number >= 0. Received: temperature={temperature!r}")
+        max_length = check_count(max_length, "max_length")
+        num_samples = check_count(num_samples, "num_samples")
         if not self.built:
             self(np.full((1, 1), self.start_id, "int32"))
         rng = np.random.default_rng(seed)
@@ -168,9 +165,9 @@ class RNNLanguageModel(keras.layers.Layer):
         # In the logits' dtype: float32 under a float32 or mixed policy, float64 under float64.
         dtype = self.output_layer.compute_dtype
         gumbel = (-np.log(-np.log(uniform))).astype(dtype)  # (max_length, batch, vocab)
-        # `<pad>` and `<GO>` are never a valid next token: they cannot be chosen.
-        banned = np.zeros((self.vocab_size,), dtype)
-        banned[[self.pad_id, self.start_id]] = -1e9
+        # `<pad>` and `<GO>` are never a valid next token: they cannot be chosen, at any temperature.
+        allowed_ids = np.ones((self.vocab_size,), bool)
+        allowed_ids[[self.pad_id, self.start_id]] = False
         start = ops.full((num_samples,), self.start_id, dtype="int32")
         init = (
             self.start_states(ops.zeros((num_samples, 1))),
@@ -182,11 +179,16 @@ class RNNLanguageModel(keras.layers.Layer):
         def body(carry, noise):
             states, previous, finished, total = carry
             logits, new_states = self.step(previous, states)  # (batch, vocab)
-            allowed = logits + banned  # (batch, vocab)
+            allowed = ops.where(allowed_ids, logits, -np.inf)  # (batch, vocab)
             if temperature == 0:
                 chosen = ops.cast(ops.argmax(allowed, axis=-1), "int32")
             else:
-                chosen = ops.cast(ops.argmax(allowed / temperature + noise, axis=-1), "int32")
+                # Shifted so that the best token scores 0 and kept at 0: dividing by a tiny temperature then sends
+                # the others to -inf instead of every positive logit to +inf (where arg-max took the first, not
+                # the best); a temperature float32 rounds to 0 would make the best 0/0.
+                shifted = allowed - ops.max(allowed, axis=-1, keepdims=True)  # (batch, vocab), <= 0
+                scaled = ops.where(ops.equal(shifted, 0), ops.zeros_like(shifted), shifted / temperature)
+                chosen = ops.cast(ops.argmax(scaled + noise, axis=-1), "int32")
             log_probs = ops.log_softmax(logits, axis=-1)  # (batch, vocab)
             chosen_log_prob = ops.take_along_axis(log_probs, chosen[:, None], axis=-1)[:, 0]
             emitted = ops.where(finished, ops.full_like(chosen, self.pad_id), chosen)
