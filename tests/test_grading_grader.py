@@ -789,7 +789,7 @@ def test_a_submission_that_makes_the_outputs_unwritable_does_not_cost_the_batch(
     assert not list(tmp_path.glob("*.tmp"))
     [feedback_folder] = [p for p in tmp_path.glob("feedback-*") if p.is_dir()]
     assert [row["submission"] for row in csv.DictReader(csv_file.open())] == ["first", "second"]
-    assert sorted(p.name for p in feedback_folder.iterdir()) == ["first.md", "second.md"]
+    assert sorted(p.name for p in feedback_folder.iterdir()) == [reports.FEEDBACK_MARKER, "first.md", "second.md"]
     assert any(f"it is in {csv_file}" in line and "while first was graded" in line for line in warnings), warnings
     assert any(f"it is in {feedback_folder}" in line for line in warnings), warnings
 
@@ -797,13 +797,14 @@ def test_a_submission_that_makes_the_outputs_unwritable_does_not_cost_the_batch(
 def test_grading_into_an_existing_csv_keeps_the_earlier_grades(tmp_path):
     # `grade --out grades.csv` replaced an earlier batch's grades without a word.
     out = tmp_path / "grades.csv"
-    out.write_text("submission,total\nearlier,9\n")
+    earlier = "submission,softmax,total,max_total,status,file\nearlier,2,9,10,graded,earlier.ipynb\n"
+    out.write_text(earlier)
     submission = tmp_path / "late.ipynb"
     submission.write_text("not a notebook")
     lines = []
     grader.grade("A1", [submission], out=out, progress=lines.append)
     [kept] = tmp_path.glob("grades-*.csv")
-    assert kept.read_text() == "submission,total\nearlier,9\n"
+    assert kept.read_text() == earlier
     assert [row["submission"] for row in csv.DictReader(out.open())] == ["late"]
     assert any(line == f"{out} held earlier grades: kept as {kept}" for line in lines), lines
 
@@ -845,7 +846,7 @@ def test_regrading_keeps_the_earlier_feedback_beside_the_earlier_grades(tmp_path
         assert f"{feedback} held earlier feedback: kept as {folder}" in err, err
     with pytest.raises(SystemExit):
         main(["grade", "--help"])
-    assert "time-stamped folder" in capsys.readouterr().out
+    assert "time-stamped folder" in " ".join(capsys.readouterr().out.split())
 
 
 def test_a_feedback_folder_that_would_move_submissions_or_is_a_file_is_refused(tmp_path):
@@ -864,7 +865,8 @@ def test_a_feedback_folder_that_would_move_submissions_or_is_a_file_is_refused(t
     empty = tmp_path / "empty"
     empty.mkdir()
     grader.grade("A1", [bob], feedback_dir=empty, progress=lambda line: None)
-    assert sorted(p.name for p in empty.iterdir()) == ["bob.md"] and not list(tmp_path.glob("empty-*"))
+    assert sorted(p.name for p in empty.iterdir()) == ["bob.md", reports.FEEDBACK_MARKER]
+    assert not list(tmp_path.glob("empty-*"))
 
 
 def test_a_kernel_that_is_given_up_on_is_stopped_before_the_next_start(tmp_path, monkeypatch):

@@ -32,6 +32,8 @@ from pathlib import Path
 from course_lib.grading import harvest
 from course_lib.grading.isolation import check_installation
 from course_lib.grading.reports import (
+    FEEDBACK_MARKER,
+    check_csv_target,
     check_feedback_folder,
     keep_aside,
     number,
@@ -43,7 +45,7 @@ from course_lib.grading.running import KERNEL_NOT_STARTED, RUNNER_KILLED, run_su
 from course_lib.grading.scoring import cell_statuses, run_notes, score_tests, summarize
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 from course_lib.grading.submissions import handed_out_cells, hidden_inputs, one_line, read_submission, unique_names
-from course_lib.tasks.arguments import output_file, output_folder, positive_float
+from course_lib.tasks.arguments import output_file, output_folder, positive_float, positive_int
 
 
 def protected_files(tests_dir=None):
@@ -89,12 +91,15 @@ def grade(
 
     Args:
         assignment_name: `A1`, `A1_bahdanau_attention` or a hidden-test file.
-        submissions: notebook paths.
-        out: CSV path (written after each submission, and at the end; see `write_somewhere`). An existing
-            file there (an earlier batch's) is first moved to a time-stamped name beside it.
-        feedback_dir: folder for one `<submission>.md` per submission. An existing folder that is not
-            empty is first moved, whole, to a time-stamped name beside it (ValueError when it holds a
-            submission or the current folder, which would move with it).
+        submissions: notebook paths; each must exist and be a file (ValueError naming those that are not,
+            before anything is graded). A file that is not a notebook is graded: zero, with the reason.
+        out: CSV path (written after each submission, and at the end; see `write_somewhere`). An earlier
+            batch's CSV there is first moved to a time-stamped name beside it; anything else there is
+            refused (ValueError).
+        feedback_dir: folder for one `<submission>.md` per submission, and `FEEDBACK_MARKER`. An earlier
+            batch's feedback folder is first moved, whole, to a time-stamped name beside it; a folder that
+            is not one and is not empty, or that holds a submission or the current folder (which would
+            move with it), is refused (ValueError).
         cell_timeout, notebook_timeout: seconds (defaults from the assignment).
         jobs: submissions graded at the same time.
         tests_dir: folder of the hidden tests (default `hidden_tests/`).
@@ -109,6 +114,18 @@ def grade(
     submissions = [Path(p) for p in submissions]
     if not submissions:
         raise ValueError("No submissions given. Received: an empty list")
+    # A mistyped path (or a shell pattern that matched nothing) would become a zero in the CSV.
+    missing = [str(p) for p in submissions if not p.exists()]
+    folders = [str(p) for p in submissions if p.is_dir()]
+    if missing or folders:
+        def listed(paths):
+            return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+        problems = [f"no such submission: {listed(missing)}"] if missing else []
+        if folders:
+            problems.append(f"a folder, not a notebook: {listed(folders)} (give the notebooks in it)")
+        message = "; ".join(problems)
+        raise ValueError(f"{message[0].upper()}{message[1:]}. Check the paths; nothing was graded.")
     assignment = load_assignment(assignment_name, tests_dir)
     check_installation()
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -126,8 +143,11 @@ def grade(
             "Timeouts and the memory limit must be positive. Received: "
             f"cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
         )
+    # Only the grader's own earlier output is moved aside; anything else there is refused before any move.
     if feedback_dir:
         check_feedback_folder(feedback_dir, submissions)
+    if out:
+        check_csv_target(out)
     # An earlier batch's feedback and grades are kept, never silently replaced, so a kept CSV keeps its
     # feedback beside it. The folder goes first: a CSV inside it moves with it.
     if feedback_dir:
@@ -228,7 +248,9 @@ def grade(
     if feedback_dir:
         written = write_somewhere("feedback", feedback_dir, lambda path: write_feedback(assignment, results, path),
                                   progress, since("feedback"))
-        ours = {f"{result.name}.md" for result in results}
+        ours = {f"{result.name}.md" for result in results} | {FEEDBACK_MARKER}
+        if out and Path(out).resolve().parent == Path(written).resolve():
+            ours.add(Path(out).name)  # the CSV asked for inside the feedback folder
         strays = [p.name for p in Path(written).iterdir()
                   if p.name not in ours and p.stat().st_mtime >= wall_started]
         if strays:
@@ -264,19 +286,22 @@ def register_cli(commands):
     parser.add_argument("submissions", nargs="+", help="submitted .ipynb files")
     parser.add_argument("--out", type=output_file(),
                         help="CSV file: one row per submission, points per question and total "
-                             "(an existing one is kept as a time-stamped copy)")
+                             "(an earlier batch's is kept as a time-stamped copy; any other existing file is "
+                             "refused)")
     parser.add_argument("--feedback", type=output_folder,
-                        help="folder for one feedback file per submission (an existing one that is not empty is "
-                             "kept, moved whole to a time-stamped folder beside it)")
+                        help="folder for one feedback file per submission (an earlier batch's is kept, moved "
+                             "whole to a time-stamped folder beside it; any other folder that is not empty is "
+                             "refused)")
     parser.add_argument("--timeout", type=positive_float, metavar="S",
                         help="seconds per cell (default: the assignment's, see below)")
     parser.add_argument("--notebook-timeout", type=positive_float, metavar="S",
                         help="seconds per notebook (default: the assignment's, see below)")
-    parser.add_argument("--jobs", type=int, default=1, metavar="N", help="submissions graded at the same time (default: 1)")
+    parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
+                        help="submissions graded at the same time (default: 1)")
     parser.add_argument("--tests", metavar="DIR", help="folder with the hidden tests (default: hidden_tests/ of the repository)")
     parser.add_argument("--profile", default="fast", choices=("fast", "full"),
                         help="COURSE_PROFILE in the kernels (default: fast)")
-    parser.add_argument("--memory-mb", type=int, metavar="MB",
+    parser.add_argument("--memory-mb", type=positive_int, metavar="MB",
                         help="address-space limit of each process of a kernel, in MB (default: the assignment's, "
                              "see below)")
     parser.set_defaults(handler=_grade_command)

@@ -2,17 +2,26 @@
 
 Each file is written to a temporary one and moved into place. An earlier
 batch's CSV or feedback folder is first moved aside to a time-stamped path
-beside it (`keep_aside`), so regrading never replaces them. When a target
+beside it (`keep_aside`), so regrading never replaces them; only the
+grader's own output is moved: every feedback folder it writes holds
+`FEEDBACK_MARKER`, and a path holding anything else is refused before
+grading (`check_csv_target`, `check_feedback_folder`). When a target
 cannot be written (a submission can make it unwritable), `write_somewhere`
 writes the output beside it, time-stamped, or in a new temporary folder.
 """
 
 import csv
+import json
 import os
 import re
 import tempfile
 import time
 from pathlib import Path
+
+
+FEEDBACK_MARKER = "course_feedback.json"  # in every feedback folder the grader writes: its earlier output
+CSV_COLUMNS = ("submission", "total", "max_total", "status", "file")  # in every CSV of grades it writes
+FEEDBACK_TITLE = re.compile(r"# \S+ \(.*\): feedback for ")  # the first line of every feedback file
 
 
 def write_csv(assignment, results, path):
@@ -87,6 +96,9 @@ def feedback_text(assignment, result):
 def write_feedback(assignment, results, directory):
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
+    marker = directory / FEEDBACK_MARKER
+    if not marker.is_file():  # (written again when a submission deleted it)
+        marker.write_text(json.dumps({"written_by": "course-lib grade", "assignment": assignment.id}) + "\n")
     for result in results:
         target = directory / f"{result.name}.md"
         temporary = directory / f".{result.name}.md.tmp"
@@ -115,7 +127,8 @@ def keep_aside(path, kind, progress):
     new time-stamped path beside it, and says so with `progress`.
 
     Regrading writes the same names again; without this, the earlier grades
-    or feedback would be silently replaced.
+    or feedback would be silently replaced. Check `path` first with
+    `check_csv_target` or `check_feedback_folder`: this moves whatever is there.
 
     Args:
         path: the output asked for (`--out` or `--feedback`).
@@ -134,9 +147,77 @@ def keep_aside(path, kind, progress):
     return kept
 
 
+def _first_line(path):
+    """The first line of the file `path` (at most 4,096 characters, without its line break), or None."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+            return handle.readline(4096).rstrip("\r\n")
+    except OSError:
+        return None
+
+
+def is_grades_csv(path):
+    """Whether `path` is a file whose first row is the header of a CSV of grades the grader writes
+    (`submission`, then the questions, `total`, `max_total`, `status` and `file`; kept when a
+    spreadsheet added columns after them or a byte-order mark)."""
+    path = Path(path)
+    if path.is_symlink() or not path.is_file():
+        return False
+    line = _first_line(path)
+    try:
+        header = next(csv.reader([line])) if line else []
+    except csv.Error:
+        return False
+    return header[:1] == ["submission"] and set(CSV_COLUMNS) <= set(header)
+
+
+def _grader_file(path):
+    """Whether `path`, in a feedback folder from before `FEEDBACK_MARKER`, is a file the grader writes there:
+    a feedback file (`<submission>.md`, known by its first line), one's temporary (`.<submission>.md.tmp`),
+    or a CSV of grades (`--out` inside the folder, and its kept copies)."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    if path.name.startswith(".") and path.name.endswith(".md.tmp"):
+        return True
+    if path.suffix == ".md":
+        return bool(FEEDBACK_TITLE.match(_first_line(path) or ""))
+    return path.suffix == ".csv" and is_grades_csv(path)
+
+
+def _listing(names, limit=5):
+    names = sorted(names)
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def check_csv_target(path):
+    """Refuses an `--out` path that holds something other than a CSV of grades the grader wrote.
+
+    `keep_aside` moves an earlier batch's CSV out of the way; anything else there (a notebook, notes,
+    a folder given by mistake) is refused rather than moved. A new path is fine.
+
+    Raises:
+        ValueError: naming the path and what it holds.
+    """
+    path = Path(path)
+    if not (path.exists() or path.is_symlink()) or is_grades_csv(path):
+        return
+    if path.is_dir():
+        held = "is a folder"
+    else:
+        line = _first_line(path)
+        held = "is an empty file" if line == "" else f"is a file whose first line is {(line or '')[:80]!r}"
+    raise ValueError(
+        f"The CSV path {path} {held}, not a CSV of grades that course-lib grade wrote (its first row starts with "
+        "'submission'); only an earlier batch's grades are moved aside, so nothing else there is moved or replaced. "
+        f"Give a new path for the grades. Received: --out {path}"
+    )
+
+
 def check_feedback_folder(directory, submissions):
-    """Refuses a `--feedback` path that is a file, or a folder that `keep_aside` cannot move safely: one
-    holding a submission or the current folder (they would move with it). A new or empty folder is fine.
+    """Refuses a `--feedback` path that `keep_aside` cannot move safely: a file; a folder holding a
+    submission or the current folder (they would move with it); or a folder that is not an earlier
+    batch's feedback: one without `FEEDBACK_MARKER` that holds anything but files the grader writes
+    (for folders written before the marker). A new or empty folder is fine.
 
     Raises:
         ValueError: naming the folder and what it holds.
@@ -154,6 +235,17 @@ def check_feedback_folder(directory, submissions):
             f"The feedback folder {directory} holds {', '.join(inside[:3])}{', ...' if len(inside) > 3 else ''}; "
             "an earlier batch's feedback there is moved aside before grading, and these would move with it. "
             f"Give a feedback folder of its own. Received: --feedback {directory}"
+        )
+    if (folder / FEEDBACK_MARKER).is_file():
+        return  # the grader's own: moved aside whole
+    foreign = [p.name + ("/" if p.is_dir() and not p.is_symlink() else "")
+               for p in folder.iterdir() if not _grader_file(p)]
+    if foreign:
+        raise ValueError(
+            f"The feedback folder {directory} holds {_listing(foreign)}, which course-lib grade did not write "
+            f"(its feedback folders hold {FEEDBACK_MARKER}); only an earlier batch's feedback is moved aside "
+            f"before grading, so this folder is left as it is. Give a new or empty folder for the feedback. "
+            f"Received: --feedback {directory}"
         )
 
 
