@@ -92,7 +92,7 @@ def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
     figure = attention_overlay_grid(image, ["a", "red", "circle", "<stop>"], weights, (6, 6), columns=3)
     titled = [axis.get_title() for axis in figure.axes if axis.images]
     # Each panel is scaled to its own maximum, so its title says how large that maximum is.
-    assert titled == ["image"] + [f"{word}\nmax α {row.max():.2f}" for word, row in zip(["a", "red", "circle", "<stop>"], weights)]
+    assert titled == ["image"] + [f"{word}\nmax α {row.max():.3f}" for word, row in zip(["a", "red", "circle", "<stop>"], weights)]
     assert "1/36 = 0.028" in figure.get_suptitle()
     plt.close(figure)
     with pytest.raises(ValueError, match="one row of weights per word"):

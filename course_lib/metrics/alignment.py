@@ -2,17 +2,21 @@
 
 For each target word the attention arg-max (the source position with the
 largest `alpha_{tj}`) is compared with the set of source positions that the
-gold alignment links to that word.
+gold alignment links to that word; a tie for the largest weight splits the
+credit among the tied positions (`metrics.ties`).
 """
 
 import numpy as np
+
+from course_lib.metrics.ties import check_positions, tied_argmax_credit
 
 
 def link_set(links):
     """One target word's gold links as a set of source positions: an int, ints, or None / empty (no link)."""
     if links is None:
         return set()
-    return {int(links)} if np.isscalar(links) else {int(x) for x in links}
+    positions = check_positions([links] if np.isscalar(links) else list(links), "gold links")
+    return {int(x) for x in positions}
 
 
 def attention_agreement(alignments, gold_alignments, target_lengths=None, source_lengths=None):
@@ -51,6 +55,13 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             raise ValueError(
                 f"`source_lengths` must be at least 1. Received: source_lengths={source_lengths.tolist()!r:.80}"
             )
+    if target_lengths is not None:
+        target_lengths = check_positions(target_lengths, "target_lengths")
+        if target_lengths.shape != (len(alignments),):
+            raise ValueError(
+                "`target_lengths` must hold one number per example. "
+                f"Received: {target_lengths.size} for {len(alignments)} examples"
+            )
     hits = 0
     counted = 0
     for index, (matrix, gold) in enumerate(zip(alignments, gold_alignments)):
@@ -79,7 +90,6 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             )
         if not np.isfinite(matrix[:steps]).all():
             raise ValueError(f"Attention of example {index} holds NaN or infinite weights. Received: non-finite values")
-        best = matrix[:steps].argmax(axis=-1)
         for step in range(steps):
             links = link_set(gold[step])
             if not links:
@@ -90,7 +100,8 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
                     f"{matrix.shape[1]} source positions. Received: {sorted(links)}"
                 )
             counted += 1
-            hits += int(best[step]) in links
+            right = np.isin(np.arange(matrix.shape[1]), sorted(links))  # (src_len,)
+            hits += float(tied_argmax_credit(matrix[step], right))  # a tie splits the credit (`metrics.ties`)
     if counted == 0:
         raise ValueError("No target word has a gold link; the agreement is undefined.")
     return hits / counted

@@ -25,7 +25,8 @@ at all in the whole corpus (short or few sentences), except `"add-k"`:
   smoothing function: an order with no match makes BLEU 0.
 - `"exp"` (the default, sacrebleu's and mteval-v13a's "NIST" smoothing,
   method 3 of Chen & Cherry 2014): the k-th order with no match counts as
-  precision `1 / (2**k * n-grams of that order)`, so BLEU stays above 0.
+  precision `1 / (2**k * n-grams of that order)`, so BLEU stays above 0
+  (while the hypotheses have n-grams of that order: see below).
   E.g. "the cat sat on a mat" against "the cat is on the mat" (no 3-gram or
   4-gram match) gives 19.30 with "exp" and 0.0 with "none".
 - `"floor"` (method 1): an order with no match counts as `0.1 / n-grams`
@@ -33,8 +34,12 @@ at all in the whole corpus (short or few sentences), except `"add-k"`:
 - `"add-k"` (method 2): adds 1 to the matches and the n-grams of every order
   above 1, whether it matched or not (32.47 on that example).
 
-When no unigram matches, every method gives 0. For the Papineni value pass
-`smooth_method="none"`.
+When no unigram matches, every method gives 0. So does every method when
+the hypotheses hold no n-gram of some order at all (every output shorter than
+four words, for BLEU-4): "the cat" scored against itself is 0.0, as in
+sacrebleu, whose `effective_order=True` (sentence BLEU's fix) this module
+does not use; score short outputs with a lower `max_order`. For the Papineni
+value pass `smooth_method="none"`.
 """
 
 import numbers
@@ -123,8 +128,8 @@ def corpus_bleu(hypotheses, references, max_order=4, tokenize=None, smooth_metho
         The BLEU score as a Python float between 0 and 100; with
         `return_signature=True` the pair `(score, signature)`.
     """
-    if int(max_order) != max_order or not 1 <= int(max_order) <= 4:
-        raise ValueError(f"`max_order` must be an integer in 1..4. Received: max_order={max_order}")
+    if isinstance(max_order, bool) or not isinstance(max_order, numbers.Integral) or not 1 <= max_order <= 4:
+        raise ValueError(f"`max_order` must be an integer in 1..4. Received: max_order={max_order!r}")
     if smooth_method not in sacrebleu.metrics.BLEU.SMOOTH_DEFAULTS:
         raise ValueError(
             f"`smooth_method` must be one of {sorted(sacrebleu.metrics.BLEU.SMOOTH_DEFAULTS)}. "

@@ -197,6 +197,18 @@ def object_word_hits(words, alignment, object_colours, object_shapes, location_m
     alignment = np.asarray(alignment)
     location_masks = np.asarray(location_masks, bool)
     object_colours, object_shapes = np.asarray(object_colours), np.asarray(object_shapes)
+    if (location_masks.ndim != 2 or object_colours.shape != object_shapes.shape
+            or object_colours.shape != location_masks.shape[:1]):
+        raise ValueError(  # NumPy would broadcast a mismatch and score the wrong objects
+            "Need object_colours and object_shapes (objects,) and location_masks (objects, L) for the same "
+            f"objects. Received: object_colours.shape={object_colours.shape}, "
+            f"object_shapes.shape={object_shapes.shape}, location_masks.shape={location_masks.shape}"
+        )
+    if alignment.ndim != 2 or alignment.shape[-1] != location_masks.shape[-1]:
+        raise ValueError(
+            "Need alignment (steps, L) over the masks' L locations. Received: "
+            f"alignment.shape={alignment.shape}, location_masks.shape={location_masks.shape}"
+        )
     results = []
     for position, colour, shape in object_words(words, colour_names, shape_names):
         wanted = object_shapes == shape_names.index(shape)
@@ -255,6 +267,13 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
         raise ValueError(
             "Masks and alignments must cover the same locations. Received: "
             f"location_masks.shape={location_masks.shape}, alignments.shape={alignments.shape}"
+        )
+    object_colours, object_shapes = np.asarray(object_colours), np.asarray(object_shapes)
+    if location_masks.ndim != 3 or not object_colours.shape == object_shapes.shape == location_masks.shape[:2]:
+        raise ValueError(  # NumPy would broadcast a mismatch and score the wrong objects
+            "Need object_colours and object_shapes (N, objects) matching location_masks (N, objects, L). "
+            f"Received: object_colours.shape={object_colours.shape}, object_shapes.shape={object_shapes.shape}, "
+            f"location_masks.shape={location_masks.shape}"
         )
     if not np.isfinite(alignments.astype(float)).all():
         raise ValueError("`alignments` holds NaN or infinite weights. Received: non-finite values")

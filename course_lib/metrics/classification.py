@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from course_lib.metrics.ties import check_positions, tied_argmax_credit
+
 
 def _labels(y_true, y_pred):
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
@@ -62,14 +64,14 @@ def macro_f1(y_true, y_pred, num_classes=None):
 
 
 def planted_sentence_top1(sentence_weights, planted_index):
-    """Share of documents whose largest sentence weight falls on the planted sentence.
+    """Share of documents whose largest sentence weight falls on the planted sentence (ties split the credit).
 
     Args:
         sentence_weights: `(n, sentences)` attention weights (padding 0).
         planted_index: `(n,)` index of the deciding sentence.
     """
     weights = np.asarray(sentence_weights, dtype=float)
-    planted_index = np.asarray(planted_index)
+    planted_index = check_positions(planted_index, "planted_index")
     if weights.ndim != 2 or planted_index.shape != (weights.shape[0],) or weights.size == 0:
         raise ValueError(
             "Expected sentence_weights (n, sentences) and planted_index (n,). "
@@ -82,7 +84,8 @@ def planted_sentence_top1(sentence_weights, planted_index):
         )
     if not np.isfinite(weights).all():
         raise ValueError("`sentence_weights` holds NaN or infinite values. Received: non-finite weights")
-    return float(np.mean(np.argmax(weights, axis=1) == planted_index))
+    right = np.arange(weights.shape[1]) == planted_index[:, None]  # (n, sentences)
+    return float(tied_argmax_credit(weights, right).mean())  # a tie splits the credit (`metrics.ties`)
 
 
 __all__ = ["accuracy", "confusion_matrix", "macro_f1", "per_class_f1", "planted_sentence_top1"]

@@ -7,7 +7,11 @@ from the training text. A language model is only worth its recurrence if it
 beats this baseline clearly.
 """
 
+import numbers
+
 import numpy as np
+
+from course_lib.layers.masking import check_count
 
 
 def perplexity_from_log_probs(token_log_probs, targets, pad_id=0):
@@ -55,6 +59,9 @@ def unigram_log_probs(train_targets, vocab_size, pad_id=0, smoothing=1.0):
     Padding gets no probability; every other id, even unseen, gets some.
     """
     train_targets = _token_ids(train_targets, "train_targets")
+    vocab_size = check_count(vocab_size, "vocab_size")
+    if isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) or not np.isfinite(smoothing):
+        raise ValueError(f"`smoothing` must be a finite number >= 0. Received: smoothing={smoothing!r}")
     if not 0 <= pad_id < vocab_size or smoothing < 0:
         raise ValueError(
             f"Need 0 <= pad_id < vocab_size and smoothing >= 0. "

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from course_lib.metrics.ties import check_positions, tied_argmax_credit
+
 
 def exact_match(predicted, target, stop_id, pad_id=0):
     """Share of rows whose decoded sequence equals the target up to `<stop>`.
@@ -54,7 +56,7 @@ def exact_match(predicted, target, stop_id, pad_id=0):
 
 
 def alignment_share(alignments, gold_positions, valid=None):
-    """Share of output steps whose largest attention weight is on the gold input.
+    """Share of output steps whose largest attention weight is on the gold input (ties split the credit).
 
     Args:
         alignments: `(batch, output_steps, input_positions)` weights.
@@ -62,7 +64,7 @@ def alignment_share(alignments, gold_positions, valid=None):
         valid: optional boolean `(batch, output_steps)` of the steps to count.
     """
     alignments = np.asarray(alignments, dtype=float)
-    gold_positions = np.asarray(gold_positions)
+    gold_positions = check_positions(gold_positions, "gold_positions")
     if alignments.ndim != 3 or gold_positions.shape != alignments.shape[:2]:
         raise ValueError(
             "Need alignments (batch, steps, positions) and gold (batch, steps). Received: "
@@ -86,5 +88,6 @@ def alignment_share(alignments, gold_positions, valid=None):
         raise ValueError(
             f"Gold positions must lie in [0, {alignments.shape[-1]}). Received: range [{gold.min()}, {gold.max()}]"
         )
-    hits = alignments.argmax(axis=-1)[counted] == gold
-    return float(hits.mean())
+    # A tie among the largest weights gets the share of them on the gold input (see `metrics.ties`).
+    right = np.arange(alignments.shape[-1]) == gold[:, None]  # (counted steps, positions)
+    return float(tied_argmax_credit(alignments[counted], right).mean())

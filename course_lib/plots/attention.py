@@ -79,6 +79,8 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
     ax.xaxis.set_ticks_position("top")
     ax.xaxis.set_label_position("top")
     _fit_column_labels(ax, list(input_labels), column_font)
+    for label in ax.get_xticklabels() + ax.get_yticklabels():
+        label.set_parse_math(False)  # tokens are text: "$5$" would be drawn as maths
     if annotate is None:
         annotate = rows <= 12 and columns <= 12
     if annotate:
@@ -164,8 +166,17 @@ def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact m
         raise ValueError(f"Nothing to plot: give at least one model with scores. Received: results={results!r}")
     curves = {}
     for name, scores in results.items():
-        lengths = sorted(int(k) for k in scores)
-        values = [float(scores[k] if k in scores else scores[str(k)]) for k in lengths]
+        by_length = {}
+        for key, value in scores.items():  # ints, or strings such as "5" from a JSON file
+            try:
+                length = int(key)
+            except (TypeError, ValueError):
+                raise ValueError(f"Lengths must be whole numbers. Received: {key!r} for model {name!r}") from None
+            if length in by_length:
+                raise ValueError(f"Model {name!r} has two scores for length {length}. Received: keys {list(scores)}")
+            by_length[length] = value
+        lengths = sorted(by_length)
+        values = [float(by_length[length]) for length in lengths]
         for length, value in zip(lengths, values):
             if not 0.0 <= value <= 1.0:  # NaN fails too
                 raise ValueError(

@@ -1,5 +1,7 @@
 """Captioning pictures: where the decoder looked for each word, and training curves."""
 
+import textwrap
+
 import numpy as np
 
 from course_lib.plots.style import series_style
@@ -52,19 +54,54 @@ def upsample_attention(weights, grid, image_shape, top=None):
     return np.clip(np.asarray(resized), 0.0, 1.0)
 
 
+def as_rgb_uint8(image):
+    """`image` as uint8 `(height, width, 3)`: a PIL image or array; grey `(H, W)` or `(H, W, 1)` gets three
+    channels, an alpha channel is dropped, and floats in `[0, 1]` (what Keras preprocessing gives) are scaled
+    to `[0, 255]` (taken as 0-255 bytes they would draw nearly black).
+
+    Raises:
+        ValueError: for another shape, or values that are not finite or outside `[0, 255]`.
+    """
+    array = np.asarray(image)
+    if array.ndim == 3 and array.shape[-1] == 1:
+        array = array[..., 0]
+    if array.ndim == 2:
+        array = np.stack([array] * 3, axis=-1)
+    if array.ndim != 3 or array.shape[-1] not in (3, 4) or 0 in array.shape or array.dtype.kind not in "uif":
+        raise ValueError(
+            "`image` must be (height, width, 3) colour, (height, width, 4) with alpha, or (height, width) grey. "
+            f"Received: image.shape={array.shape}, dtype={array.dtype}"
+        )
+    array = array[..., :3].astype("float64")
+    if not np.isfinite(array).all() or array.min() < 0 or array.max() > 255:
+        raise ValueError(
+            "`image` values must be finite and in [0, 1] (floats) or [0, 255]. "
+            f"Received: from {np.nanmin(array)} to {np.nanmax(array)}, finite={bool(np.isfinite(array).all())}"
+        )
+    if np.asarray(image).dtype.kind == "f" and array.max() <= 1.0:
+        array = array * 255.0
+    return np.round(array).astype("uint8")
+
+
 def white_region(image, attention_map, strength=0.85):
     """The slides' picture: the attended region turns white, the rest stays as it is.
 
     Args:
-        image: uint8 `(height, width, 3)`.
+        image: `(height, width, 3)` (see `as_rgb_uint8` for what else is taken).
         attention_map: `(height, width)` in `[0, 1]`.
         strength: how white a location of weight 1 turns (1: pure white).
 
     Returns:
         The blended image, uint8 `(height, width, 3)`.
     """
-    image = np.asarray(image, "float32")
-    alpha = strength * np.asarray(attention_map, "float32")[..., None]
+    image = as_rgb_uint8(image).astype("float32")
+    attention_map = np.asarray(attention_map, "float32")
+    if attention_map.shape != image.shape[:2]:
+        raise ValueError(
+            "`attention_map` must be the image's size. "
+            f"Received: attention_map.shape={attention_map.shape}, image.shape={image.shape}"
+        )
+    alpha = strength * attention_map[..., None]
     return (image * (1 - alpha) + 255.0 * alpha).astype("uint8")
 
 
@@ -78,8 +115,8 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     largest weight, and the figure's title the uniform level `1 / (H W)`.
 
     Args:
-        image: uint8 `(height, width, 3)`.
-        words: the generated words (the `<stop>` may be included as a word).
+        image: `(height, width, 3)` uint8, or floats in `[0, 1]`, or grey (see `as_rgb_uint8`).
+        words: the generated words, a list (the `<stop>` may be included as a word).
         alignments: `(steps, H * W)` weights; row `t` produced word `t`.
         grid: `(H, W)` of the feature map.
         columns: panels per row.
@@ -96,6 +133,9 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     if scale not in ("panel", "shared"):
         raise ValueError(f'`scale` must be "panel" or "shared". Received: scale={scale!r}')
 
+    if isinstance(words, str):  # a caption string would give one panel per character
+        raise ValueError(f"`words` must be a list of words (caption.split()). Received: the string {words!r}")
+    image = as_rgb_uint8(image)  # before the figure opens: a refused image leaves no figure behind
     alignments = np.asarray(alignments, dtype=float)
     grid = _check_grid(grid)
     if alignments.ndim != 2 or alignments.shape[0] < len(words):
@@ -123,13 +163,18 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     for index, word in enumerate(words):
         axis = axes.ravel()[index + 1]
         axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2], top=top)))
-        axis.set_title(f"{word}\nmax α {alignments[index].max():.2f}", fontsize=9)
+        axis.set_title(f"{word}\nmax α {alignments[index].max():.3f}", fontsize=9)  # uniform is 0.005 on 14 x 14
     uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f})"
     if top is not None:
         uniform = f"{uniform}\n(one scale for every panel: white = α {top:.2f})"
     else:  # say so: a nearly uniform step is painted as white as a sharp one
         uniform = f"{uniform}\n(each panel scaled to its own largest α: compare the panels' max α)"
-    figure.suptitle(f"{title}\n{uniform}" if title else uniform, fontsize=10)
+    text = f"{title}\n{uniform}" if title else uniform
+    # Wrapped to the figure's width (about 12 characters an inch at this size): a narrow figure of one or
+    # two words cut a long title off at both sides.
+    characters = max(20, int(width * 12))
+    text = "\n".join(textwrap.fill(line, characters) for line in text.split("\n"))
+    figure.suptitle(text, fontsize=10)
     return figure
 
 

@@ -14,6 +14,11 @@ from course_lib.plots.style import blend_on_white, text_colour_on
 
 
 def _check(sentences, sentence_weights, word_weights):
+    if isinstance(sentences, str) or any(isinstance(sentence, str) for sentence in sentences):
+        raise ValueError(  # a string would be drawn one character per "word"
+            "`sentences` must be a list of sentences, each a list of words (sentence.split()). "
+            f"Received: {sentences!r:.80}"
+        )
     sentence_weights = np.asarray(sentence_weights, dtype=float)
     if sentence_weights.ndim != 1 or len(sentence_weights) < len(sentences):
         raise ValueError(
@@ -21,7 +26,13 @@ def _check(sentences, sentence_weights, word_weights):
             f"Received: sentence_weights.shape={sentence_weights.shape}"
         )
     if word_weights is not None:
-        word_weights = np.asarray(word_weights, dtype=float)
+        try:
+            word_weights = np.asarray(word_weights, dtype=float)
+        except ValueError:  # ragged rows: NumPy's "inhomogeneous shape" says nothing of the sentences
+            raise ValueError(
+                "Need word weights (sentences, words): one row per sentence, all padded to one length. "
+                f"Received: rows of lengths {[len(row) for row in word_weights]}"
+            ) from None
         if word_weights.ndim != 2 or word_weights.shape[0] < len(sentences) or any(
             len(words) > word_weights.shape[1] for words in sentences
         ):
@@ -168,7 +179,8 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
         for j, word in enumerate(words):
             opacity = 0.0 if word_weights is None else MAX_WORD_OPACITY * shades[i][start + j]
             colour = tuple(channel / 255 for channel in WORD_SHADE_RGB) + (opacity,)  # an unshaded word: no box
-            drawn = ax.text(x, row, word, va="center", fontsize=9,  # black or white, whichever reads better
+            drawn = ax.text(x, row, word, va="center", fontsize=9, parse_math=False,  # "$5$" is text, not maths
+                            # black or white, whichever reads better
                             color=text_colour_on(blend_on_white(colour, opacity)),
                             bbox=dict(facecolor=colour, edgecolor="none", pad=1.0))
             x += measure(drawn) + space  # the word's real width, so no two words overlap
@@ -178,7 +190,7 @@ def document_figure(sentences, sentence_weights, word_weights=None, title=None, 
     if key_lines:
         ax.text(0.0, len(lines) + 0.1, "\n".join(key_lines), va="top", fontsize=8, color="0.3")
     if title:
-        ax.set_title(title, loc="left", fontsize=10)
+        ax.set_title(title, loc="left", fontsize=10, parse_math=False)
     return fig
 
 
@@ -207,10 +219,16 @@ def confusion_matrix_plot(matrix, class_names, ax=None, title=None, normalize=Fa
         raise ValueError(
             f"Need a square matrix with one row per class ({len(class_names)}). Received: matrix.shape={matrix.shape}"
         )
+    if matrix.dtype.kind not in "uif" or not np.isfinite(matrix).all() or (matrix < 0).any():
+        raise ValueError(
+            "`matrix` must hold counts (finite numbers >= 0). "
+            f"Received: dtype={matrix.dtype}, finite={bool(matrix.dtype.kind in 'uif' and np.isfinite(matrix).all())}"
+        )
     shown = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1) if normalize else matrix
     if ax is None:
         _, ax = plt.subplots(figsize=(1.1 * len(class_names) + 2, 1.1 * len(class_names) + 1.5), layout="constrained")
-    image = ax.imshow(shown, cmap="Blues")
+    # Shares of each true class on one fixed scale, so that two normalised matrices compare by colour.
+    image = ax.imshow(shown, cmap="Blues", **({"vmin": 0.0, "vmax": 1.0} if normalize else {}))
     ax.set_xticks(range(len(class_names)), class_names, rotation=45, ha="right")
     ax.set_yticks(range(len(class_names)), class_names)
     ax.set_xlabel("predicted class")
