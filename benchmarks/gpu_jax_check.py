@@ -12,16 +12,21 @@
 
 import argparse
 import csv
+import importlib.util
 import json
 import os
 import time
 
 os.environ.setdefault("KERAS_BACKEND", "jax")
 
-import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from course_lib.tasks.arguments import positive_int  # noqa: E402
+
+# Keras (and with it JAX) is imported by `main` once the arguments are read: `--help` needs neither, and a
+# machine without JAX gets a one-line error naming it instead of a ModuleNotFoundError traceback.
+keras = None
+BACKEND_PACKAGES = {"jax": "jax", "tensorflow": "tensorflow", "torch": "torch"}  # Keras backend -> package
 
 
 def check_attention():
@@ -131,6 +136,14 @@ def main():
                         help="use only this many training pairs (smoke test)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     args = parser.parse_args()
+    backend = os.environ["KERAS_BACKEND"]
+    package = BACKEND_PACKAGES.get(backend)
+    if package and importlib.util.find_spec(package) is None:
+        parser.exit(2, f"{parser.prog}: error: the {backend} backend (KERAS_BACKEND={backend}) needs the package "
+                       f"{package!r}, which is not installed\n")
+    global keras
+    import keras
+
     results = {"attention": check_attention()}
     print(json.dumps(results["attention"]), flush=True)
     if not args.skip_reversal:

@@ -11,15 +11,33 @@ prints one JSON line with the seconds and the exact match.
 """
 
 import argparse
+import importlib.util
 import json
 import time
 
 import numpy as np
-import torch
-from torch import nn
 
 from course_lib.data import reversal
 from course_lib.tasks.arguments import positive_int
+
+
+def parse_arguments(argv=None):
+    """The command line, read before PyTorch is imported: `--help` needs no PyTorch, and a machine without
+    it gets a one-line error naming the package instead of a ModuleNotFoundError traceback."""
+    parser = argparse.ArgumentParser(description="The PyTorch reference run of the reversal experiment.")
+    parser.add_argument("--steps", type=positive_int, default=2500)
+    args = parser.parse_args(argv)
+    if importlib.util.find_spec("torch") is None:
+        parser.exit(2, f"{parser.prog}: error: this reference needs the package 'torch' (PyTorch), which is not "
+                       "installed\n")
+    return args
+
+
+if __name__ == "__main__":
+    ARGS = parse_arguments()
+
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 
 class Encoder(nn.Module):
@@ -92,6 +110,4 @@ def train_and_evaluate(steps=2500, seed=0, lengths=(5, 7, 10), count=500, thread
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description="The PyTorch reference run of the reversal experiment.")
-    parser.add_argument("--steps", type=positive_int, default=2500)
-    print(json.dumps(train_and_evaluate(parser.parse_args().steps)))
+    print(json.dumps(train_and_evaluate(ARGS.steps)))

@@ -79,7 +79,7 @@ def main(argv=None):
     from course_lib.tasks import transliteration as task
 
     model, source_vocab, target_vocab, _ = task.load_ensemble(args.model)
-    reranker = task.load_reranker(args.reranker)
+    reranker = task.load_reranker(args.reranker, "--reranker")
     words, references = task.test_items(task.load_pairs(args.test), target_vocab)
     started = time.perf_counter()
     decoded = task.transliterate_words(model, source_vocab, target_vocab, words, beam_width=args.beam)

@@ -14,7 +14,10 @@ import os
 import pkgutil
 import select
 import sys
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from course_lib.tasks.arguments import release_unused_claims
 
@@ -59,7 +62,8 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        result = args.handler(args)
+        with _plain_warnings():
+            result = args.handler(args)
         sys.stdout.flush()  # a reader that went away shows up here, not as a traceback at exit
     except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
         if isinstance(error, BrokenPipeError) and _stdout_reader_gone():
@@ -77,6 +81,41 @@ def main(argv=None):
     if result:  # a failed command leaves no empty run folder behind
         release_unused_claims()
     return int(result or 0)
+
+
+PACKAGE_FOLDER = Path(__file__).resolve().parent  # course_lib/
+
+
+@contextmanager
+def _plain_warnings():
+    """Prints course_lib's own warnings as one line each, `course-lib: warning: ...`, while a command runs.
+
+    Python's default format adds the file, the line number and the source line
+    of the `warnings.warn` call (`.../captioning/data.py:76: UserWarning: ...`
+    and then the code), which says nothing to someone running the command.
+    Other libraries' warnings keep their usual format; warnings that are
+    recorded rather than printed (pytest's) are not changed.
+    """
+    original = warnings.formatwarning
+
+    def formatwarning(message, category, filename, lineno, line=None):
+        if issubclass(category, UserWarning) and _in_course_lib(filename):
+            return f"course-lib: warning: {message}\n"
+        return original(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatwarning
+    try:
+        yield
+    finally:
+        if warnings.formatwarning is formatwarning:  # not if something else replaced it meanwhile
+            warnings.formatwarning = original
+
+
+def _in_course_lib(filename):
+    try:
+        return Path(filename).resolve().is_relative_to(PACKAGE_FOLDER)
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def _stdout_reader_gone():

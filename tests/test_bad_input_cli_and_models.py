@@ -216,7 +216,7 @@ def test_metrics_json_never_replaces_a_file_of_a_run(task, tmp_path, capsys):
     assert main(argv + ["--metrics-json", str(marked / "state.json")]) == 2
     assert f"Received: --metrics-json {str(marked / 'state.json')!r}" in capsys.readouterr().err
     assert main(argv + ["--metrics-json", str(model / "run.json")]) == 2
-    assert f"is the run folder {str(model)!r}" in capsys.readouterr().err
+    assert f"would write into the run folder {str(model)!r}" in capsys.readouterr().err
     assert (marked / "state.json").read_text() == "the run's state"
     assert (model / "run.json").read_text() == "the run's record"
 

@@ -9,8 +9,8 @@ missing) is put first, from the repository URL in `course.toml`
 editing `course.toml` to refresh it in every existing notebook).
 """
 
+import argparse
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -50,7 +50,7 @@ def build(source_path, target_path):
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook.metadata["language_info"] = {"name": "python"}
-    cells = cells_from_percent(Path(source_path).read_text())
+    cells = cells_from_percent(Path(source_path).read_text(encoding="utf-8"))
     notebook.cells = [cells[0], nbformat.v4.new_code_cell(setup_cell_source()), *cells[1:]] if cells and cells[0].cell_type == "markdown" else [nbformat.v4.new_code_cell(setup_cell_source()), *cells]
     for index, cell in enumerate(notebook.cells):
         cell["id"] = f"cell-{index}"
@@ -58,7 +58,32 @@ def build(source_path, target_path):
     nbformat.write(notebook, target_path)
 
 
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Builds a .ipynb from a percent-format Python script (`# %%` code cells, "
+                    "`# %% [markdown]` markdown cells), with the Colab set-up cell put first.")
+    parser.add_argument("source", help="the percent-format .py script")
+    parser.add_argument("target", help="the .ipynb file to write (replaced when it exists)")
+    args = parser.parse_args(argv)
+    source, target = Path(args.source), Path(args.target)
+    # Checked before anything is built: these used to end in a traceback.
+    if not source.is_file():
+        parser.error(f"argument source: {'expected a file, received a folder' if source.is_dir() else 'no such file'}"
+                     f": {args.source!r}")
+    if target.is_dir():
+        parser.error(f"argument target: expected a file, received {args.target!r}, which is a folder")
+    folder = target.parent
+    if not folder.is_dir():
+        parser.error(f"argument target: {str(folder)!r} {'is a file' if folder.exists() else 'does not exist'}; "
+                     f"the notebook goes into an existing folder. Received: {args.target!r}")
+    try:
+        build(source, target)
+    except UnicodeDecodeError as error:
+        parser.error(f"argument source: {args.source!r} is not UTF-8 text ({error.reason} at byte {error.start})")
+    except OSError as error:  # a target that cannot be written
+        parser.error(f"{error.strerror or error}: {error.filename or args.target!r}")
+    return 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        raise SystemExit(__doc__)
-    build(sys.argv[1], sys.argv[2])
+    raise SystemExit(main())

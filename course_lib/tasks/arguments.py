@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 
@@ -77,7 +78,39 @@ def output_folder(text):
     """
     if os.path.exists(text) and not os.path.isdir(text):
         raise argparse.ArgumentTypeError(f"expected a folder, received {text!r}, which is a file")
+    # The nearest folder that is there must take new entries: a file on the way (`afile/sub`), or a folder
+    # that cannot be written (`/proc/nope`), used to fail with a bare errno once TensorFlow had started.
+    ancestor = Path(os.path.abspath(text))
+    while not os.path.lexists(ancestor) and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise argparse.ArgumentTypeError(
+            f"expected a folder that can be made, received {text!r}, but {str(ancestor)!r} is "
+            + ("a file" if ancestor.is_file() else "not a folder")
+        )
+    problem = _cannot_write_in(ancestor)
+    if problem:
+        raise argparse.ArgumentTypeError(
+            f"expected a folder that can be written, received {text!r}, but {str(ancestor)!r} "
+            f"cannot be written ({problem})"
+        )
     return text
+
+
+def _cannot_write_in(folder):
+    """Why no entry can be made in the existing `folder`, or None when one can.
+
+    Tried for real (a hidden folder made and removed at once): `os.access`
+    answers yes to root for `/proc` and read-only mounts, where `mkdir` fails.
+    """
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "permission denied"
+    try:
+        probe = tempfile.mkdtemp(prefix=".course-lib-write-check-", dir=folder)
+    except OSError as error:
+        return error.strerror or type(error).__name__
+    os.rmdir(probe)
+    return None
 
 
 def output_file(*suffixes):
@@ -107,6 +140,11 @@ def output_file(*suffixes):
         return text
 
     return parse
+
+
+def plural(count, word, words=None):
+    """`"1 epoch"`, `"3 epochs"`: a count with its noun in the right number."""
+    return f"{count} {word if count == 1 else (words or word + 's')}"
 
 
 IMAGE_SUFFIXES = (".png", ".pdf", ".svg", ".jpg", ".jpeg")  # what the heat maps can be saved as
@@ -225,7 +263,7 @@ def check_run_of(directory, task, flag="--model", consequence=None):
     return True
 
 
-def check_file_outside_runs(path, flag, *run_dirs):
+def check_file_outside_runs(path, flag, *run_dirs, received=None):
     """Refuses to write the file `path` into a folder that holds a task's run (its marker says so).
 
     For commands that save one file (`--save`, `--metrics-json`) rather than a
@@ -233,21 +271,23 @@ def check_file_outside_runs(path, flag, *run_dirs):
     `model.keras` or `state.json`. `run_dirs` are the runs the command reads
     or writes (`--model`, `--out`): their folders are refused too, marker or
     not (runs saved before the marker existed have none, and a new `--out`
-    has none yet).
+    has none yet). `received` is what the message says was given with `flag`
+    (default: `path`), for a command whose flag names the folder rather than the file.
     """
+    received = str(path) if received is None else str(received)
     parent = Path(path).parent
     marker = parent / RUN_MARKER
     if marker.is_file():
         owner = _run_owner(marker)
         raise ValueError(
             f"{str(parent)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there could "
-            f"replace one of its files. Choose a path outside it. Received: {flag} {str(path)!r}"
+            f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
         )
     for run_dir in run_dirs:
         if parent.resolve() == Path(run_dir).resolve():
             raise ValueError(
-                f"{str(parent)!r} is the run folder {str(run_dir)!r}; writing {flag} there could replace one of "
-                f"its files. Choose a path outside it. Received: {flag} {str(path)!r}"
+                f"{flag} would write into the run folder {str(run_dir)!r} and could replace one of its files. "
+                f"Choose a path outside it. Received: {flag} {received!r}"
             )
 
 

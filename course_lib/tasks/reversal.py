@@ -16,7 +16,8 @@ from course_lib.compiling import training_jit_compile
 from course_lib.data import reversal as data
 from course_lib.metrics.sequence import alignment_share, exact_match
 from course_lib.tasks.arguments import (
-    check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder, positive_int, random_seed,
+    check_file_outside_runs, claim_run_folder, earlier_run_note, output_file, output_folder, plural, positive_int,
+    random_seed,
 )
 from course_lib.tasks.run_files import committing, finish_commit, write_json_file
 from course_lib.training.profiles import check_ranges, pick, with_overrides
@@ -235,11 +236,15 @@ def _command(args):
     if args.metrics_json and Path(args.metrics_json).resolve() != (Path(args.out) / METRICS_FILE).resolve():
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.out)  # OUT/metrics.json is the default
     claim_run_folder(args.out, "reversal", MODEL_FILE)
+    replaced = earlier_run_note(args.out, "reversal", MODEL_FILE)
+    if replaced:  # said before the training starts, not only after it
+        print(replaced, flush=True)
     config = ReversalConfig.for_profile(
         steps=args.steps, seed=args.seed, attention=not args.no_attention
     )
     name = "attention" if config.attention else "plain (option 1)"
-    print(f"Training the {name} model on the reversal task: {config.steps} steps, batch {config.batch_size}.", flush=True)
+    print(f"Training the {name} model on the reversal task: {plural(config.steps, 'step')}, "
+          f"batch {config.batch_size}.", flush=True)
     model, result = run(config, verbose=2)
     print(f"\nTrained in {result.train_seconds:.1f} s; evaluated in {result.eval_seconds:.1f} s.")
     print("\nExact match by input length (500 strings each):" if config.test_size == 500 else f"\nExact match by input length ({config.test_size} strings each):")
@@ -249,9 +254,6 @@ def _command(args):
     print(f"\nAttention for input {EXAMPLE_INPUT} (rows = output steps, columns = input positions):")
     print(format_attention(EXAMPLE_INPUT, result.example_labels, np.asarray(result.example_attention)))
     out = Path(args.out)  # made by claim_run_folder
-    replaced = earlier_run_note(out, "reversal", MODEL_FILE)
-    if replaced:
-        print("\n" + replaced)
     metrics = result.metrics()
     metrics_elsewhere = args.metrics_json and Path(args.metrics_json).resolve() != (out / METRICS_FILE).resolve()
     _save_run(out, model, result, config, None if metrics_elsewhere else metrics)

@@ -1,6 +1,8 @@
 """The `train captioning`, `evaluate captioning` and `caption` commands (`--overlay`: attention over the image)."""
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
@@ -15,9 +17,21 @@ from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run
 from course_lib.tasks.captioning.training import train_captioning
 from course_lib.tasks.run_files import write_json_file, write_output_file
 
+CACHED_ENCODERS = tuple(name for name in ENCODER_CHOICES if name != "small")  # frozen backbones: --cache-dir
+
 
 def _train_command(args):
+    if args.cache_dir is not None and args.encoder not in CACHED_ENCODERS:
+        # Refused, not ignored: only a frozen backbone's features are cached; the small CNN is trained.
+        raise ValueError(
+            f"--cache-dir holds the features of a frozen backbone (--encoder {' or '.join(CACHED_ENCODERS)}); the "
+            f"{args.encoder} encoder is trained with the captioner, so nothing would be cached. Leave out --cache-dir "
+            f"or choose a backbone. Received: --cache-dir {args.cache_dir!r} --encoder {args.encoder}"
+        )
     claim_run_folder(args.out, "captioning", RUN_FILE)
+    replaced = earlier_run_note(args.out, "captioning", RUN_FILE)
+    if replaced:  # said before the training starts, not only after it
+        print(replaced, flush=True)
     dataset = "flickr8k" if args.images or args.captions else "shapes"
     overrides = {"deep_output": args.deep_output, "location_coordinates": args.location_coordinates,
                  "units": args.units, "batch_size": args.batch_size, "limit": args.limit, "train": args.train_size}
@@ -25,7 +39,6 @@ def _train_command(args):
                            images=args.images, captions=args.captions, cache_dir=args.cache_dir,
                            seed=args.seed, verbose=2, **overrides)
     metrics, captions, _ = evaluate_run(run.model, run.vocabulary, run.data["test"], run.inputs["test"], dataset)
-    replaced = earlier_run_note(args.out, "captioning", RUN_FILE)
     save_run(run, args.out, metrics)
     print(f"Trained {run.settings['decoder']} captioner ({run.settings['encoder']} encoder) on {dataset} "
           f"in {run.train_seconds:.1f} s; test: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items()
@@ -33,8 +46,6 @@ def _train_command(args):
     for caption, refs in list(zip(captions, references_of(run.data["test"])))[:3]:
         print(f"  {caption!r}  (reference: {refs[0]!r})")
     print(f"Saved to {args.out}")
-    if replaced:
-        print(replaced)
     return 0
 
 
@@ -51,15 +62,28 @@ def _evaluate_command(args):
     return 0
 
 
-def caption_files(model, vocabulary, settings, paths, beam_width=1):
-    """Captions image files; returns `(captions, shown images, alignments)`."""
+def caption_files(model, vocabulary, settings, paths, beam_width=1, skipped=None):
+    """Captions image files; returns `(kept names, captions, shown images, alignments)`.
+
+    An image that cannot be read is left out with one line on standard error
+    (its name and why); `skipped`, a list when given, receives `(name, reason)`
+    for each. None readable is an error.
+    """
     from course_lib.data.flickr8k import load_images
 
     size = settings["image_size"] if settings["encoder"] == "small" else 224
     names = [str(p) for p in paths]
-    kept, images, skipped = load_images(Path("/"), [str(Path(p).resolve()) for p in names], size, verbose=True)
+    kept, images, left_out = load_images(Path("/"), [str(Path(p).resolve()) for p in names], size, verbose=False)
+    by_path = {str(Path(name).resolve()): name for name in names}  # the names as given, for the messages
+    kept = [by_path.get(name, name) for name in kept]
+    left_out = [(by_path.get(name, name), reason) for name, reason in left_out]
+    if skipped is not None:
+        skipped.extend(left_out)
     if not kept:
-        raise ValueError(f"None of the images could be read: {[reason for _, reason in skipped]}")
+        raise ValueError("None of the images could be read: "
+                         + "; ".join(f"{name!r} ({reason})" for name, reason in left_out))
+    for name, reason in left_out:
+        print(f"course-lib: skipped {name!r}: not a readable image ({reason})", file=sys.stderr)
     if settings["encoder"] == "small":
         inputs = {"image": images}
     else:
@@ -72,15 +96,33 @@ def caption_files(model, vocabulary, settings, paths, beam_width=1):
     return kept, captions, images, alignments
 
 
+def _check_images_exist(names):
+    """Refuses image paths that are not there (or are folders) before the model is loaded.
+
+    A missing image used to be skipped with a UserWarning, and the command exited 0.
+    """
+    missing = [name for name in names if not os.path.exists(name)]
+    if missing:
+        raise FileNotFoundError(f"No such image file{'s' if len(missing) > 1 else ''}: "
+                                + ", ".join(repr(str(name)) for name in missing))
+    folders = [name for name in names if os.path.isdir(name)]
+    if folders:
+        raise IsADirectoryError("Expected image files, received folder"
+                                f"{'s' if len(folders) > 1 else ''}: " + ", ".join(repr(str(name)) for name in folders))
+
+
 def _caption_command(args):
     if args.overlay:  # before the model is loaded: another run's files are never replaced
         check_file_outside_runs(args.overlay, "--overlay", args.model)
+    _check_images_exist(args.images)
     model, vocabulary, settings = load_run(args.model)
     if args.overlay:  # before anything is captioned (a plain decoder's overlay used to be skipped, exit 0)
         check_draws_attention(model.decoder.has_attention,
                               f"{str(args.model)!r} holds a captioner with the plain {settings['decoder']} decoder",
                               "leave out --overlay", f"--overlay {str(args.overlay)!r}")
-    kept, captions, images, alignments = caption_files(model, vocabulary, settings, args.images, args.beam_width)
+    skipped = []
+    kept, captions, images, alignments = caption_files(model, vocabulary, settings, args.images, args.beam_width,
+                                                       skipped)
     for name, caption in zip(kept, captions):
         print(f"{name}: {caption}")
     if args.overlay:
@@ -101,6 +143,10 @@ def _caption_command(args):
             write_output_file(path, lambda temporary: figure.savefig(temporary, dpi=100))
             plt.close(figure)
             print(f"Attention overlay of {Path(name).name} saved to {path}")
+    if skipped:  # the readable images were captioned; the command still failed for the others
+        print(f"course-lib: error: {len(skipped)} of {len(args.images)} images could not be read "
+              f"(listed above)", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -122,7 +168,8 @@ def register_cli(commands):
     train.add_argument("--limit", type=positive_int, help="use only the first N images (Flickr8k)")
     train.add_argument("--train-size", type=positive_int, help="number of generated training images (shapes)")
     train.add_argument("--profile", choices=("fast", "full"))
-    train.add_argument("--cache-dir", help="where frozen-backbone features are cached")
+    train.add_argument("--cache-dir", type=output_folder,
+                       help="where frozen-backbone features are cached (--encoder vgg16 or mobilenet only)")
     train.add_argument("--seed", type=random_seed, default=0)
     train.add_argument("--out", required=True, type=output_folder, help="folder for model.keras, vocabulary.json, run.json")
     train.set_defaults(handler=_train_command)

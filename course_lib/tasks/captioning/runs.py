@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from course_lib.tasks.arguments import check_run_of
 from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs
 from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.text.vocabulary import Vocabulary
@@ -28,13 +29,18 @@ def save_run(run, out_dir, metrics=None):
     return out_dir
 
 
-def load_run(model_dir):
-    """`(model, vocabulary, settings)` from a folder written by `save_run`."""
+def load_run(model_dir, flag="--model"):
+    """`(model, vocabulary, settings)` from a folder written by `save_run`.
+
+    Another task's run (its `course_run.json` says so) is refused by name
+    (`flag`: the option that gave the folder), before its files are looked for.
+    """
     import keras
 
     import course_lib.models.captioner  # noqa: F401  (registers the classes)
 
     model_dir = Path(model_dir)
+    check_run_of(model_dir, "captioning", flag)
     finish_commit(model_dir)  # a save interrupted after its commit: its files, not the earlier run's
     for name in ("model.keras", "vocabulary.json", RUN_FILE):
         if not (model_dir / name).is_file():

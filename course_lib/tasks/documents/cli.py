@@ -36,14 +36,14 @@ def _parse_sizes(text):
 def _train_command(args):
     claim_run_folder(args.out, "documents", SETTINGS_FILE)
     replaced = earlier_run_note(args.out, "documents", SETTINGS_FILE)
+    if replaced:  # said before the training starts, not only after it
+        print(replaced, flush=True)
     trained = train_documents(
         data=args.data, encoder=args.encoder, epochs=args.epochs, out=args.out, seed=args.seed,
         batch_size=args.batch_size, sizes=_parse_sizes(args.sizes),
     )
     metrics = {k: v for k, v in trained.metrics.items() if k in ("accuracy", "macro_f1", "planted_sentence_top1")}
     print(f"trained {args.encoder} in {trained.seconds:.1f} s; test: {json.dumps(metrics)}; saved to {args.out}")
-    if replaced:
-        print(replaced)
     return 0
 
 

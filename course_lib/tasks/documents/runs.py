@@ -3,6 +3,7 @@
 import json
 import os
 
+from course_lib.tasks.arguments import check_run_of
 from course_lib.tasks.run_files import committing, finish_commit
 
 MODEL_FILE = "model.keras"
@@ -22,13 +23,18 @@ def save_trained(trained, out):
             json.dump({**trained.settings, "test_metrics": trained.metrics}, handle, indent=1)
 
 
-def load_trained(directory):
-    """Returns `(model, pipeline, settings)` saved by `save_trained`."""
+def load_trained(directory, flag="--model"):
+    """Returns `(model, pipeline, settings)` saved by `save_trained`.
+
+    Another task's run (its `course_run.json` says so) is refused by name
+    (`flag`: the option that gave the folder), before its files are looked for.
+    """
     import keras
 
     import course_lib.models.document_classifier  # noqa: F401  (registers the classes)
     from course_lib.text.documents import DocumentPipeline
 
+    check_run_of(directory, "documents", flag)
     finish_commit(directory)  # a save interrupted after its commit: its files, not the earlier run's
     model_path = os.path.join(directory, MODEL_FILE)
     if not os.path.exists(model_path):

@@ -7,7 +7,7 @@ from course_lib.data import hindi_english
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_generated_test_fits, check_resume_keeps,
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
-    output_folder, positive_float, positive_int, random_seed,
+    output_folder, plural, positive_float, positive_int, random_seed,
 )
 from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
@@ -32,6 +32,9 @@ def _split_command(args):
     from course_lib.data.tatoeba import write_tatoeba
 
     out = Path(args.out)
+    # A run folder (its marker says so) is refused as other outputs refuse it: the parts would sit among its
+    # files, and a translation run's folder would pass for a data folder.
+    check_file_outside_runs(out / SPLIT_FILES["train"], "--out", received=args.out)
     taken = [name for name in SPLIT_FILES.values() if (out / name).exists()]
     if taken:
         raise ValueError(f"{str(out)!r} already holds {', '.join(taken)}; choose another --out. Received: --out {str(out)!r}")
@@ -82,7 +85,7 @@ def _train_command(args):
     elif not resuming:  # the folder was made by claim_run_folder
         write_json_file(source_path, record)  # whole or not at all
     print(f"Training translation {config.direction} (profile {current_profile()}), "
-          f"{config.epochs} epochs -> {args.out}")
+          f"{plural(config.epochs, 'epoch')} -> {args.out}")
     translator, seconds = train(config, train_pairs, valid_pairs, out_dir=args.out)
     if not source_path.exists():  # a run started from Python, resumed here: recorded once `train` accepted it
         write_json_file(source_path, record)  # whole or not at all

@@ -4,7 +4,7 @@ import os
 import time
 
 from course_lib.data import hindi_english
-from course_lib.tasks.arguments import check_resume_keeps
+from course_lib.tasks.arguments import check_resume_keeps, plural
 from course_lib.tasks.translation.config import check_supervision
 from course_lib.tasks.translation.data import build_vocabularies, encode_pairs, oracle_alignments
 from course_lib.tasks.translation.translator import Translator, build_model, has_checkpoint
@@ -88,7 +88,8 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
         translator = Translator(model, source_vocab, target_vocab, config)
     if translator.epochs_done >= config.epochs:
         if verbose:
-            print(f"Already trained for {translator.epochs_done} epochs (asked {config.epochs}); nothing to do.")
+            print(f"Already trained for {plural(translator.epochs_done, 'epoch')} (asked {config.epochs}); "
+                  "nothing to do.")
         return translator, 0.0
     inputs, target_out = encode_pairs(train_pairs, config.direction, translator.source_vocab, translator.target_vocab)
     check_supervision(config.supervised_pairs, translator.model.alignment_loss_weight)

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.compiling import training_jit_compile
+from course_lib.tasks.arguments import check_run_of
 from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.tasks.translation.config import TranslationConfig
 from course_lib.tasks.translation.data import encode_pairs
@@ -110,10 +111,16 @@ class Translator:
             (staging / STATE_FILE).write_text(json.dumps(state, indent=1))
 
     @classmethod
-    def load(cls, directory):
+    def load(cls, directory, flag="--model"):
+        """The translator saved in `directory`; `flag` names the option that gave it, for the messages.
+
+        Another task's run (its `course_run.json` says so) is refused by name: it
+        used to be reported as a translation model with files missing.
+        """
         import keras
 
         directory = Path(directory)
+        check_run_of(directory, "translation", flag)
         finish_commit(directory)  # a checkpoint committed but not yet in place: its files, not the earlier ones
         missing = [name for name in (MODEL_FILE, SOURCE_VOCAB, TARGET_VOCAB, STATE_FILE)
                    if not (directory / name).exists()]

@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
-    GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_generated_test_fits, check_resume_keeps,
+    GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_run_of, check_generated_test_fits, check_resume_keeps,
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
-    output_folder, positive_float, positive_int, random_seed,
+    output_folder, plural, positive_float, positive_int, random_seed,
 )
 from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig
@@ -90,7 +90,7 @@ def _train_command(args):
     if resuming and state.get("epochs_done", 0) >= config.epochs:
         # As `train translation` does: a smaller --epochs used to re-save the folder with a config of fewer
         # epochs than it was trained for.
-        print(f"Already trained for {state['epochs_done']} epochs (asked {config.epochs}); nothing to do. "
+        print(f"Already trained for {plural(state['epochs_done'], 'epoch')} (asked {config.epochs}); nothing to do. "
               f"{args.out!r} is unchanged.", flush=True)
         return 0
     if resuming:
@@ -99,13 +99,13 @@ def _train_command(args):
         print(f"Resuming with the run's saved settings: units={config.units}, embedding_dim={config.embedding_dim}, "
               f"attention={config.attention}, batch_size={config.batch_size}{data}.", flush=True)
     print(f"Training on {len(train_pairs)} pairs from {source_name}; "
-          f"{config.epochs} epochs, checkpoints in {args.out!r}.", flush=True)
+          f"{plural(config.epochs, 'epoch')}, checkpoints in {args.out!r}.", flush=True)
     verbose = 1 if sys.stdout.isatty() else 2
     # Every checkpoint records the data source (train_file), from the first epoch on: an interrupted run is
     # checked on resuming, and `evaluate` knows not to score a file-trained model on the generated words.
     result = train(config, train_pairs, valid_pairs, out_dir=args.out, verbose=verbose,
                    train_file=args.train or GENERATED)
-    print(f"Trained {result['epochs_done']} epochs in total ({result['seconds']:.0f} s this run); "
+    print(f"Trained {plural(result['epochs_done'], 'epoch')} in total ({result['seconds']:.0f} s this run); "
           f"saved to {args.out!r}.", flush=True)
     if valid_pairs:
         metrics = evaluate(result["model"], result["source_vocab"], result["target_vocab"], valid_pairs,
@@ -125,6 +125,9 @@ def _evaluate_command(args):
                          f"Use --beam 2 or more. Received: --length-penalty {args.length_penalty} --beam {args.beam}")
     if args.metrics_json:
         check_file_outside_runs(args.metrics_json, "--metrics-json", *args.model, *(args.rerank_with or []))
+    for flag, folders in (("--model", args.model), ("--rerank-with", args.rerank_with or [])):
+        for folder in folders:  # every folder's task before any model is loaded, in the words of its flag
+            check_run_of(folder, "transliteration", flag)
     model, source_vocab, target_vocab, state = load_ensemble(args.model)
     if args.test:
         pairs = load_pairs(args.test)
@@ -135,7 +138,7 @@ def _evaluate_command(args):
     if args.rerank_with:
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
-        reranker = load_reranker(args.rerank_with)
+        reranker = load_reranker(args.rerank_with, "--rerank-with")
         if rerank_weight is None:
             rerank_weight = equal_votes_weight(model, reranker)
     direction, right_to_left = saved_kind(state)

@@ -51,12 +51,12 @@ class Reranker:
         return tuple(self.model) if isinstance(self.model, (list, tuple)) else (self.model,)
 
 
-def load_reranker(model_dirs):
+def load_reranker(model_dirs, flag="--rerank-with"):
     """The `Reranker` in one training folder, or in several of the same kind (averaged).
 
     Its kind comes from the saved config.
     """
-    runs = load_alike(model_dirs)
+    runs = load_alike(model_dirs, flag)
     models = [run[0] for run in runs]
     _, source_vocab, target_vocab, state = runs[0]
     model = models[0] if len(models) == 1 else models

@@ -116,15 +116,18 @@ def read_state(run_dir):
     return state
 
 
-def load_run(model_dir):
-    """Loads `(model, source_vocab, target_vocab, state)` from a training folder."""
+def load_run(model_dir, flag="--model"):
+    """Loads `(model, source_vocab, target_vocab, state)` from a training folder.
+
+    `flag` names the option that gave the folder, for the message that refuses another task's run.
+    """
     import keras
 
     import course_lib.models.seq2seq  # noqa: F401  (registers the classes)
     from course_lib.text.vocabulary import Vocabulary
 
     model_dir = Path(model_dir)
-    check_run_of(model_dir, "transliteration")
+    check_run_of(model_dir, "transliteration", flag)
     state = read_state(model_dir)  # first: it completes an interrupted checkpoint's commit
     if not (model_dir / MODEL_FILE).exists():
         raise FileNotFoundError(
@@ -252,17 +255,18 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2, train_
     }
 
 
-def load_alike(model_dirs):
+def load_alike(model_dirs, flag="--model"):
     """Loads one training folder, or several whose models must be interchangeable.
 
     Several must write in the same direction and order, and share vocabularies
     (be trained on the same file): an ensemble's members, or the models of one
-    `Reranker`. Returns the list of `load_run` results.
+    `Reranker`. Returns the list of `load_run` results. `flag` names the
+    option that gave the folders (`--model`, `--rerank-with`), for the messages.
     """
     model_dirs = [model_dirs] if isinstance(model_dirs, (str, os.PathLike)) else list(model_dirs)
     if not model_dirs:
         raise ValueError("Need at least one model folder. Received: []")
-    runs = [load_run(directory) for directory in model_dirs]
+    runs = [load_run(directory, flag) for directory in model_dirs]
     _, source_vocab, target_vocab, state = runs[0]
     for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
         if saved_kind(other_state) != saved_kind(state):
