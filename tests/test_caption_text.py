@@ -37,7 +37,11 @@ def test_caption_arrays_teacher_forcing_unknown_words_and_cutting():
     np.testing.assert_array_equal(target_out[1], [the, dog, STOP, PAD, PAD, PAD])
     cut_in, cut_out = caption_arrays(vocabulary, ["A dog in the zoo."], max_length=3)
     np.testing.assert_array_equal(cut_in[0], [GO, a, dog])
-    np.testing.assert_array_equal(cut_out[0], [a, dog, STOP])  # the <stop> survives the cut
+    # No <stop> after a cut: "a dog <stop>" taught the model to stop in the middle of a sentence.
+    np.testing.assert_array_equal(cut_out[0], [a, dog, in_])
+    whole_in, whole_out = caption_arrays(vocabulary, ["the dog"], max_length=3)  # 2 words fit with their <stop>
+    np.testing.assert_array_equal(whole_in[0], [GO, the, dog])
+    np.testing.assert_array_equal(whole_out[0], [the, dog, STOP])
     assert vocabulary.decode(target_out[0]) == "a dog in the <unk>"
     with pytest.raises(ValueError, match="0 captions"):
         caption_arrays(vocabulary, [])
