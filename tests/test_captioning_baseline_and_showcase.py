@@ -71,8 +71,10 @@ def test_image_blind_accuracy_scores_captions_through_the_vocabulary():
     vocabulary = caption_vocabulary(train + ["a blue square"])
     # <GO> -> a right; a -> red (2 of 3) wrong; blue -> circle wrong; square -> <stop> right.
     assert image_blind_accuracy(vocabulary, train, ["a blue square"]) == 0.5
-    # Cut to two steps (<GO> a / a <stop>), as the run's max_length would: both guesses are right.
-    assert image_blind_accuracy(vocabulary, train, ["A blue square."], max_length=2) == 1.0
+    # Cut as the run's max_length would, with no <stop> after the cut: two steps (<GO> a / a blue) score
+    # 1 of 2, one step (<GO> / a) 1 of 1.
+    assert image_blind_accuracy(vocabulary, train, ["A blue square."], max_length=2) == 0.5
+    assert image_blind_accuracy(vocabulary, train, ["A blue square."], max_length=1) == 1.0
 
 
 def _look_at_objects(data, masks, alignments, n):

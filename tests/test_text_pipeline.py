@@ -45,6 +45,30 @@ def test_precomposed_nukta_letter_becomes_canonical_pair(engine):
     assert normalize([precomposed]) == normalize(["\u0915\u093cिला"])
 
 
+def test_nukta_pairs_that_have_a_composed_letter_compose(engine):
+    # Unlike U+0958-U+095F (composition exclusions), र + nukta, न + nukta and ळ + nukta compose under NFC.
+    assert normalize(["\u0930\u093c", "\u0928\u093c", "\u0933\u093c"]) == ["\u0931", "\u0929", "\u0934"]
+    assert "U+0931" in normalize_module.__doc__ and "U+0929" in normalize_module.__doc__
+
+
+@pytest.mark.parametrize("mark", ["\ufeff", "\u200b", "\u2060", "\u00ad"])
+def test_invisible_format_characters_are_deleted(engine, mark):
+    vocabulary = Vocabulary.from_texts(["hello world", "hello there"], lowercase=True)
+    texts = [f"{mark}hello world", f"hello{mark} world", f"hello {mark} world", f"hel{mark}lo world{mark}"]
+    assert normalize(texts) == ["hello world"] * 4
+    assert vocabulary.encode(texts).tolist() == vocabulary.encode(["hello world"] * 4).tolist()  # no <unk>
+    assert tokenize([f"क{mark}ि"], level="char") == [["क", "ि"]]
+    # Deleted before composing: र, a soft hyphen, then the nukta is still ऱ.
+    assert normalize([f"\u0930{mark}\u093c"]) == ["\u0931"]
+
+
+def test_zero_width_joiner_and_non_joiner_stay(engine):
+    for joiner in ("\u200d", "\u200c"):
+        conjunct = f"\u0915\u094d{joiner}\u0937"  # क् + joiner + ष
+        assert normalize([conjunct]) == [conjunct]
+        assert tokenize([conjunct], level="char") == [["\u0915", "\u094d", joiner, "\u0937"]]
+
+
 def test_hindi_character_vocabulary_round_trip(engine):
     vocab = Vocabulary.from_texts(HINDI_WORDS, level="char")
     ids = vocab.encode(HINDI_WORDS, add_stop=True)

@@ -21,6 +21,7 @@ of an article is trained on while another is tested.
 The data is not part of the project: point `root` at your copy.
 """
 
+import codecs
 import itertools
 import numbers
 import warnings
@@ -34,15 +35,37 @@ FALLBACK_ENCODINGS = ("cp1252", "latin-1")  # tried in this order when a file is
 FALLBACK_NOTE = "Windows-1252 (or Latin-1 if a byte is undefined in Windows-1252)"
 
 
+# Byte-order marks of the UTF-16 and UTF-32 encodings (UTF-32 first: its little-endian mark starts with
+# UTF-16's), and the codec that reads them and drops the mark.
+_UNICODE_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
 def read_text(path):
     """Returns `(text, used_fallback)`: UTF-8 if the bytes decode, else Windows-1252, else Latin-1.
 
     A UTF-8 byte-order mark (Excel's "CSV UTF-8" starts with one) is dropped:
-    kept, it would glue itself to the first header or title. Windows-1252
-    leaves the bytes 0x81, 0x8D, 0x8F, 0x90 and 0x9D undefined; a file with
-    one of them is read as Latin-1, which decodes every byte.
+    kept, it would glue itself to the first header or title. A file that
+    starts with a UTF-16 byte-order mark (FF FE or FE FF: Windows Notepad's
+    "Unicode", Excel's "Unicode Text") is read as UTF-16, and one with a
+    UTF-32 mark as UTF-32 (neither counts as a fallback); read as Windows-1252,
+    every other character would be a NUL. If such a file does not decode,
+    `ValueError` names it. Windows-1252 leaves the bytes 0x81, 0x8D, 0x8F, 0x90
+    and 0x9D undefined; a file with one of them is read as Latin-1, which
+    decodes every byte.
     """
     data = Path(path).read_bytes()
+    for mark, encoding in _UNICODE_BOMS:
+        if data.startswith(mark):
+            try:
+                return data.decode(encoding), False
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{str(path)!r} starts with a {encoding.upper()} byte-order mark but is not valid "
+                    f"{encoding.upper()} text. Received: {error.reason} at byte {error.start}"
+                ) from None
     try:
         return data.decode("utf-8-sig"), False
     except UnicodeDecodeError:
@@ -75,6 +98,10 @@ def load_bbc(root, warn=True):
             sub-folder of `.txt` files per class.
         warn: warn once listing the files decoded with the fallback encoding.
 
+    An empty or white-space-only article file raises `ValueError` naming it
+    (the distribution has none; one is a broken copy, and read as it is, it
+    would be a document with no words).
+
     Returns:
         A `DocumentSet`: `texts` (title and body joined by a newline),
         `titles`, `paths`, `labels` (class index, classes sorted by name) and
@@ -91,6 +118,11 @@ def load_bbc(root, warn=True):
     for label, name in enumerate(class_names):
         for path in sorted((root / name).glob("*.txt")):
             text, used_fallback = read_text(path)
+            if not text.strip():
+                raise ValueError(
+                    f"A BBC article file must hold a title and its text. Received: an empty or white-space-only "
+                    f"file {str(path)!r}"
+                )
             if used_fallback:
                 fallback.append(str(path))
             lines = text.replace("\r\n", "\n").strip().split("\n")

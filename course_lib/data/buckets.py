@@ -13,10 +13,12 @@ batches, shuffle the batch order. Batches differ from epoch to epoch but
 each holds words of nearly equal length.
 """
 
+import itertools
 import math
 
 import numpy as np
 
+from course_lib.counts import check_count
 from course_lib.data.tf_data import without_autotune
 from course_lib.text.vocabulary import GO, PAD, STOP
 
@@ -45,8 +47,7 @@ def bucketed_order(lengths, batch_size, rng=None, pool_batches=50):
         A list of index arrays, one per batch.
     """
     lengths = np.asarray(lengths)
-    if int(batch_size) < 1:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
+    batch_size = check_count(batch_size, "batch_size")
     count = len(lengths)
     if rng is None:
         order = np.argsort(lengths, kind="stable")
@@ -80,25 +81,56 @@ def teacher_forcing_pair(target):
     return target_in.astype("int32"), target.astype("int32")
 
 
-def make_batches(source, target, batch_size, bucketed=True, seed=None, transform=None):
-    """A list of `({"source", "target_in"}, target_out)` NumPy batches for one epoch.
+def check_batch_arrays(source, target, batch_size):
+    """Checks what `make_batches` and `as_dataset` batch; returns `(source, target, batch_size)`.
+
+    Raises `ValueError` unless `batch_size` is a whole number >= 1, `source` and
+    `target` are padded id arrays `(N, S)` and `(N, T)` with `N >= 1`, and every
+    target row ends with `<stop>` (its last non-padding id). A target without
+    `<stop>` (`Vocabulary.encode` called without `add_stop=True`) would train a
+    model that never learns to stop: its `target_out` would hold no `<stop>`.
 
     Args:
         source: padded source ids `(N, S)`.
         target: padded target ids followed by `<stop>`, `(N, T)`.
         batch_size: examples per batch.
+    """
+    batch_size = check_count(batch_size, "batch_size")
+    source, target = np.asarray(source), np.asarray(target)
+    if source.ndim != 2 or target.ndim != 2 or len(source) != len(target) or len(source) == 0:
+        raise ValueError(
+            "Need as many (and at least one) padded sources (N, S) as targets (N, T). "
+            f"Received: source.shape={source.shape}, target.shape={target.shape}"
+        )
+    lengths = sequence_lengths(target)
+    last = np.where(lengths > 0, target[np.arange(len(target)), np.maximum(lengths - 1, 0)], PAD)
+    bad = np.flatnonzero(last != STOP)
+    if len(bad):
+        row = int(bad[0])
+        ends = "is all padding" if lengths[row] == 0 else f"ends with id {int(last[row])}"
+        raise ValueError(
+            f"Every target row must end with <stop> (id {STOP}); encode targets with "
+            f"`Vocabulary.encode(..., add_stop=True)`. Received: target row {row} {ends} "
+            f"({len(bad)} of {len(target)} rows without <stop>): {target[row].tolist()[:20]}"
+        )
+    return source, target, batch_size
+
+
+def make_batches(source, target, batch_size, bucketed=True, seed=None, transform=None):
+    """A list of `({"source", "target_in"}, target_out)` NumPy batches for one epoch.
+
+    Args:
+        source: padded source ids `(N, S)`.
+        target: padded target ids followed by `<stop>`, `(N, T)`; a row whose
+            last non-padding id is not `<stop>` raises `ValueError`.
+        batch_size: examples per batch (a whole number >= 1).
         bucketed: group by length and pad per batch; False pads every batch
             to the longest sequence of the whole set (the slow baseline).
         seed: shuffling seed (None: sorted, unshuffled).
         transform: optional `f(inputs, target_out, rng) -> (inputs, target_out)`
             applied to each batch, e.g. token noise for regularisation.
     """
-    source, target = np.asarray(source), np.asarray(target)
-    if len(source) != len(target) or len(source) == 0:
-        raise ValueError(
-            "Need as many (and at least one) sources as targets. "
-            f"Received: source.shape={source.shape}, target.shape={target.shape}"
-        )
+    source, target, batch_size = check_batch_arrays(source, target, batch_size)
     rng = None if seed is None else np.random.default_rng(seed)
     if bucketed:
         key = sequence_lengths(source) * (target.shape[1] + 1) + sequence_lengths(target)
@@ -123,8 +155,16 @@ def make_batches(source, target, batch_size, bucketed=True, seed=None, transform
 def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, transform=None):
     """A `tf.data.Dataset` of batches with variable `(None, None)` shapes.
 
-    Each pass (epoch) reshuffles with a new seed derived from `seed`, so
-    `repeat=True` gives an endless stream for `fit_steps`.
+    Each pass (epoch) reshuffles with a new seed derived from `seed`: pass k
+    (counted from 0) is `make_batches(..., seed=seed + k)`, its batch order and
+    the `rng` its `transform` draws from. With `repeat=False`, Keras starts the
+    dataset again for every epoch of `fit`; the dataset counts these passes, so
+    the k-th pass over it (over this dataset object, from its creation) is pass
+    k: every epoch differs, and the same seed gives the same epochs again. With
+    `repeat=True` one iterator gives passes 0, 1, 2, ... without end (the
+    stream for `fit_steps`); an iterator started again gives the same stream
+    from its first batch, which is how `fit_steps` continues it (`skip`).
+    With `seed=None` every pass is the same, sorted by length (for evaluation).
 
     The dataset knows its length (`dataset.cardinality()`): `ceil(N / batch_size)`
     batches, or infinite with `repeat=True`. A generator alone has an unknown
@@ -134,17 +174,16 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, 
     """
     import tensorflow as tf
 
-    if int(batch_size) < 1:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
+    source, target, batch_size = check_batch_arrays(source, target, batch_size)
+    passes = itertools.count()  # passes started over this dataset, for `repeat=False`
 
     def generate():
-        epoch = 0
-        while True:
+        # Created once with the dataset: Keras calls `generate` again for every epoch, and a counter
+        # local to it would start each epoch at pass 0 (the same batch order and noise every epoch).
+        epochs = itertools.count() if repeat else (next(passes),)
+        for epoch in epochs:
             epoch_seed = None if seed is None else seed + epoch
             yield from make_batches(source, target, batch_size, bucketed, epoch_seed, transform)
-            epoch += 1
-            if not repeat:
-                return
 
     spec = (
         {"source": tf.TensorSpec((None, None), tf.int32), "target_in": tf.TensorSpec((None, None), tf.int32)},

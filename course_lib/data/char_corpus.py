@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from course_lib.counts import check_count
+
 PAD, GO, STOP, UNK = 0, 1, 2, 3
 SPECIAL_TOKENS = ["<pad>", "<GO>", "<stop>", "<unk>"]
 
@@ -123,10 +125,17 @@ def to_arrays(sentences, max_length=None):
     """Sentences -> `(inputs, targets)` int32 arrays `(count, max_length + 1)`.
 
     `inputs` start with `<GO>`; `targets` end with `<stop>`; both padded with 0.
+    `max_length=None` pads to the longest sentence; a number must be a whole
+    number >= 1 (0 is not "no limit"), and a longer sentence raises `ValueError`.
     """
+    sentences = list(sentences)
+    if not sentences:
+        raise ValueError("Need at least one sentence. Received: 0 sentences")
+    if max_length is not None:
+        max_length = check_count(max_length, "max_length")
     encoded = [encode(sentence) for sentence in sentences]
     longest = max(len(ids) for ids in encoded)
-    max_length = max_length or longest
+    max_length = longest if max_length is None else max_length
     if longest > max_length:
         raise ValueError(
             f"A sentence is longer than max_length. Received: longest={longest}, max_length={max_length}"

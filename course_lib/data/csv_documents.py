@@ -7,7 +7,8 @@ or `text,label`, is refused with a `ValueError`: it is a header naming other
 or swapped columns, not a document. Every row needs a non-empty label and a
 non-empty text. Texts may contain commas, quotes and newlines (standard CSV
 quoting). The file is read as UTF-8, else Windows-1252, else Latin-1
-(`course_lib.data.bbc.read_text`; a fallback is reported in `fallback_files`).
+(`course_lib.data.bbc.read_text`; a fallback is reported in `fallback_files`);
+a file that starts with a UTF-16 byte-order mark is read as UTF-16.
 """
 
 import csv

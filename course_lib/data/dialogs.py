@@ -121,6 +121,11 @@ def dialog_splits(train=1500, test=300, seed=0):
 def encode_dialogs(dialogs, vocabulary, max_words=None):
     """Dialogs to model inputs with a word-level `Vocabulary`.
 
+    An utterance's position carries meaning (the film is named in the second,
+    the question asked in the third), so an empty utterance stays in its place
+    as a row of padding (which the model masks) instead of letting the later
+    ones move up.
+
     Returns:
         A dict of int32 arrays: `context` `(n, utterances, words)`,
         `target_in` (`<GO>` + response) and `target_out` (response + `<stop>`).
@@ -133,7 +138,7 @@ def encode_dialogs(dialogs, vocabulary, max_words=None):
     for context in dialogs.contexts:
         ids.append([vocabulary.lookup(row) for row in rows[start:start + len(context)]])
         start += len(context)
-    context, report = pad_documents(ids, max_words=max_words)
+    context, report = pad_documents(ids, max_words=max_words, keep_empty=True)
     if report.truncated:
         raise ValueError(f"Utterances longer than max_words={max_words}: {report}")
     target_in = vocabulary.encode(dialogs.responses, add_go=True)

@@ -310,6 +310,11 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
     Tatoeba has them: "Hello!" and "Hi!" -> the same Hindi), so no sentence
     (English or Hindi) is shared between parts.
 
+    Raises `ValueError` when there are no pairs, or when a part with a
+    non-zero fraction (training always) would be empty: too few groups of
+    English sentences for the fractions asked (a fraction of 0 asks for an
+    empty part).
+
     Returns:
         `{"train": [...], "valid": [...], "test": [...]}` lists of `SentencePair`.
     """
@@ -319,6 +324,8 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
             f"Received: valid_fraction={valid_fraction}, test_fraction={test_fraction}"
         )
     pairs = generate_pairs() if pairs is None else list(pairs)
+    if not pairs:
+        raise ValueError("Need sentence pairs to split. Received: 0 pairs")
     # Union-find over English sentences: two English sentences with a common
     # Hindi translation form one group, named by its alphabetically first sentence.
     parent = {}
@@ -348,6 +355,14 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
         "valid": order[test_count: test_count + valid_count],
         "train": order[test_count + valid_count:],
     }
+    fractions = {"train": 1 - valid_fraction - test_fraction, "valid": valid_fraction, "test": test_fraction}
+    empty = [name for name in ("train", "valid", "test") if fractions[name] > 0 and len(parts[name]) == 0]
+    if empty:
+        raise ValueError(
+            f"Too few pairs to split: the {' and '.join(empty)} part{'s' if len(empty) > 1 else ''} would be empty. "
+            f"Received: {len(pairs)} pairs in {len(order)} groups of English sentences (sentences sharing a "
+            f"translation stay together), valid_fraction={valid_fraction}, test_fraction={test_fraction}"
+        )
     return {
         name: [pair for index in indices for pair in groups[english_sentences[index]]]
         for name, indices in (("train", parts["train"]), ("valid", parts["valid"]), ("test", parts["test"]))

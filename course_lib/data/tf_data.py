@@ -6,6 +6,8 @@ through `without_autotune`, so whatever trains on it, `fit_steps`, a task or a
 student's own `model.fit`, gets the same pipeline.
 """
 
+from course_lib.counts import check_count
+
 
 def without_autotune(dataset):
     """Turns off tf.data's autotuning thread for `dataset`.
@@ -31,15 +33,20 @@ def array_dataset(inputs, targets, batch_size, shuffle=False, seed=0):
     What Keras builds from arrays, minus the autotuning thread: the arrays
     are held once, and each batch gathers its rows; with `shuffle`, the row
     order is drawn again every epoch from `seed`.
+
+    Raises `ValueError` unless `batch_size` is a whole number >= 1 and the
+    arrays share one number of rows, at least one (a dataset with no batch
+    would train on nothing).
     """
     import tensorflow as tf
 
+    batch_size = check_count(batch_size, "batch_size")
     rows = {len(array) for array in tf.nest.flatten((inputs, targets))}
     if len(rows) != 1:
         raise ValueError(f"Inputs and targets must have the same number of rows. Received: row counts {sorted(rows)}")
-    if batch_size < 1:
-        raise ValueError(f"`batch_size` must be positive. Received: batch_size={batch_size}")
     count = rows.pop()
+    if count == 0:
+        raise ValueError("Need at least one row of inputs and targets. Received: 0 rows")
     tensors = tf.nest.map_structure(tf.convert_to_tensor, (inputs, targets))
     indices = tf.data.Dataset.range(count)
     if shuffle:

@@ -8,6 +8,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from course_lib.counts import check_count  # noqa: F401 - the layers, encoders and models import it from here
 from course_lib.layers.precision import at_least_float32
 
 # Added to the score of a padded position. Far below any real score, yet finite,
@@ -167,25 +168,6 @@ def check_known_token_range(tokens, vocab_size, name="tokens"):
     values = known_values(tokens)
     if values is not None:
         check_token_range(values, vocab_size, name)
-
-
-INT32_MAX = 2**31 - 1
-
-
-def check_count(value, name, least=1):
-    """Raises `ValueError` unless `value` (a count: the most output steps, a beam width, a batch size, a
-    layer size) is a whole number >= `least`. A float such as 2.7 is refused rather than cut to 2.
-
-    Returns:
-        `value` as a Python `int`: a NumPy integer (`labels.max() + 1`) is accepted, and what is stored,
-        saved in a config or passed on to Keras layers (whose `Embedding` and `Dense` refuse NumPy
-        integers) is a plain int.
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-        raise ValueError(f"`{name}` must be a whole number >= {least}. Received: {name}={value!r}")
-    if value > INT32_MAX:  # counts become int32 tensors (a loop's length, a shape): 2**31 would overflow
-        raise ValueError(f"`{name}` must be at most {INT32_MAX}. Received: {name}={value!r}")
-    return int(value)
 
 
 def check_flag(value, name):

@@ -73,7 +73,7 @@ class TruncationReport:
         )
 
 
-def pad_documents(documents, max_sentences=None, max_words=None, pad_to_limits=False):
+def pad_documents(documents, max_sentences=None, max_words=None, pad_to_limits=False, keep_empty=False):
     """Two-level padding of id lists.
 
     Args:
@@ -82,13 +82,22 @@ def pad_documents(documents, max_sentences=None, max_words=None, pad_to_limits=F
         max_words: most words kept per sentence (the first ones).
         pad_to_limits: pad to exactly `(max_sentences, max_words)` instead of
             to the longest document and sentence.
+        keep_empty: keep an empty sentence as a row of padding in its place
+            (for dialogs, where an utterance's position carries meaning);
+            by default empty sentences are dropped and the next ones move up.
+            A row of padding is masked (`encoders.hierarchical.document_masks`).
 
     Returns:
         `(ids, report)`: int32 `(n, sentences, words)` and a `TruncationReport`.
+        With `keep_empty`, a document whose every sentence is empty still
+        counts as an empty document.
     """
     for name, value in (("max_sentences", max_sentences), ("max_words", max_words)):
-        if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
+        if value is not None and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer))
+                                  or value < 1):
             raise ValueError(f"`{name}` must be a positive integer or None. Received: {name}={value!r}")
+    if not isinstance(keep_empty, (bool, np.bool_)):
+        raise ValueError(f"`keep_empty` must be True or False. Received: keep_empty={keep_empty!r}")
     if pad_to_limits and (max_sentences is None or max_words is None):
         raise ValueError(
             "`pad_to_limits=True` needs both limits. "
@@ -97,8 +106,8 @@ def pad_documents(documents, max_sentences=None, max_words=None, pad_to_limits=F
     report = TruncationReport(documents=len(documents))
     kept = []
     for document in documents:
-        sentences = [list(s) for s in document if len(s) > 0]
-        if not sentences:
+        sentences = [list(s) for s in document if keep_empty or len(s) > 0]
+        if not any(sentences):
             report.empty_documents += 1
         if max_sentences is not None and len(sentences) > max_sentences:
             report.documents_cut += 1

@@ -4,11 +4,20 @@ One pipeline serves Python code (training, evaluation) and exported serving
 graphs, so the text a model sees at training time and in production is
 normalised by exactly the same TensorFlow ops:
 
-1. `tensorflow_text.normalize_utf8` (NFKC by default). Devanagari has no
+1. Four invisible format characters are deleted: the soft hyphen (U+00AD),
+   zero width space (U+200B), word joiner (U+2060) and zero width no-break
+   space or byte-order mark (U+FEFF). Kept, they would glue themselves to a
+   word, which then becomes `<unk>`, or stand as tokens of their own. The
+   zero width joiner and non-joiner (U+200D, U+200C) stay: in Devanagari they
+   choose how a conjunct is drawn (`क्` + ZWJ + `ष` shows the half form of
+   क). Then `tensorflow_text.normalize_utf8` (NFKC by default). Devanagari has no
    compatibility mappings, so NFKC equals NFC on Hindi: the nukta (क़, ज़),
    chandrabindu (ँ), anusvara (ं), visarga (ः) and virama conjuncts (क्ष,
-   द्य, श्र) survive unchanged; a precomposed nukta letter such as U+0958 is
-   written as its canonical pair `क` + `़`.
+   द्य, श्र) survive unchanged. The precomposed nukta letters U+0958-U+095F
+   (क़ ख़ ग़ ज़ ड़ ढ़ फ़ य़) are excluded from composition, so they are written
+   as their canonical pairs (U+0958 becomes `क` + `़`); but three letters
+   with a nukta compose: `र` + `़` becomes ऱ (U+0931), `न` + `़` ऩ (U+0929)
+   and `ळ` + `़` ऴ (U+0934).
 2. Control characters (NUL included) become spaces; runs of any Unicode
    white space become one space. This comes before lower-casing, which would
    otherwise cut the text at a NUL.
@@ -38,6 +47,10 @@ import numpy as np
 NORMALIZATION_FORMS = ("NFC", "NFKC", "NFD", "NFKD")
 _PUNCTUATION = r"(\pP)"
 _SPACES = r"[\s\p{Z}\p{Cc}]+"
+# Invisible format characters deleted before normalising (module docstring, step 1); not ZWJ or ZWNJ.
+DELETED_CHARACTERS = "\u00ad\u200b\u2060\ufeff"
+_DELETED = "[" + DELETED_CHARACTERS + "]"  # the Python string holds the characters themselves, as RE2 reads them
+_DELETE_TABLE = dict.fromkeys(map(ord, DELETED_CHARACTERS))
 # The same class for the plain-Python steps, by category: RE2's \s, [\t\n\f\r ], is in Cc and Zs already.
 _SPACE_CATEGORIES = frozenset({"Zs", "Zl", "Zp", "Cc"})
 _RUNS_OF_SPACES = re.compile(" {2,}")
@@ -71,6 +84,7 @@ def normalize_tensor(texts, lowercase=False, split_punctuation=False, form="NFKC
 
     _check_form(form)
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    texts = tf.strings.regex_replace(texts, _DELETED, "")
     texts = tf_text.normalize_utf8(texts, form)
     # Control characters go before lower-casing: `tf.strings.lower(encoding="utf-8")`
     # stops at a NUL and would drop the rest of the text.
@@ -125,7 +139,7 @@ def python_steps_on_list(texts, lowercase, split_punctuation, form):
 
 
 def _python_steps(text, lowercase, split_punctuation, form):
-    text = _one_space_for_each_run(unicodedata.normalize(form, text))
+    text = _one_space_for_each_run(unicodedata.normalize(form, text.translate(_DELETE_TABLE)))
     if lowercase:
         text = text.lower()  # full case mapping, final sigma included, as ICU's toLower in TensorFlow
     if split_punctuation:

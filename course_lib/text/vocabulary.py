@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from course_lib.counts import check_count
 from course_lib.text.normalize import NORMALIZATION_FORMS, as_string_list
 from course_lib.text.tokenize import check_level, tokenize
 
@@ -74,12 +75,13 @@ class Vocabulary:
             A `Vocabulary`: the special tokens, then tokens by decreasing
             count (ties alphabetical).
         """
-        if max_size is not None and max_size <= len(SPECIAL_TOKENS):
-            raise ValueError(
-                f"`max_size` must exceed the {len(SPECIAL_TOKENS)} special tokens. Received: max_size={max_size}"
-            )
-        if min_count < 1:
-            raise ValueError(f"`min_count` must be at least 1. Received: min_count={min_count}")
+        if max_size is not None:
+            max_size = check_count(max_size, "max_size")
+            if max_size <= len(SPECIAL_TOKENS):
+                raise ValueError(
+                    f"`max_size` must exceed the {len(SPECIAL_TOKENS)} special tokens. Received: max_size={max_size}"
+                )
+        min_count = check_count(min_count, "min_count")
         probe = cls(SPECIAL_TOKENS, level, lowercase, split_punctuation, form)
         counts = collections.Counter(token for row in probe.tokenize(texts) for token in row)
         for special in SPECIAL_TOKENS:
@@ -131,8 +133,11 @@ class Vocabulary:
             add_go, add_stop: put `<GO>` before / `<stop>` after each sequence.
             allow_empty: encode empty (or white-space only) texts as all padding
                 instead of raising `ValueError`.
-            length: pad (never cut) to this many columns.
+            length: pad (never cut) to this many columns (a whole number >= 1;
+                None: to the longest row).
         """
+        if length is not None:
+            length = check_count(length, "length")
         texts = as_string_list(texts)
         rows = self.tokenize(texts)
         if not allow_empty:
