@@ -9,9 +9,9 @@ distributions,
 so beam search (or greedy decoding, its width-1 case) over the ensemble picks
 the tokens the members agree on. The attention weights reported are the mean
 of the attentional members' weights (a plain member's zeros would make the
-rows sum to less than 1); all zeros when no member attends. Models trained from different random seeds make
-different mistakes, which is why this helps even when every member has the
-same architecture.
+rows sum to less than 1); all zeros when no member attends. Models trained
+from different random seeds make different mistakes, which is why this helps
+even when every member has the same architecture.
 """
 
 import math
