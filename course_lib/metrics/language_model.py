@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from course_lib.layers.masking import check_count
+from course_lib.counts import check_count
 
 
 def perplexity_from_log_probs(token_log_probs, targets, pad_id=0):
