@@ -158,8 +158,11 @@ def known_values(tensor):
     elif backend == "jax":
         import jax
 
-        if isinstance(tensor, jax.Array) and not isinstance(tensor, jax.core.Tracer):
-            return np.asarray(tensor)
+        if isinstance(tensor, jax.Array):
+            try:
+                return np.asarray(tensor)
+            except (jax.errors.TracerArrayConversionError, jax.errors.ConcretizationTypeError):
+                return None  # a tracer inside `jax.jit`: no values yet
     return None
 
 
