@@ -62,3 +62,10 @@ def test_caption_vocabulary_saves_and_loads(tmp_path):
     again = Vocabulary.load(tmp_path / "vocabulary.json")
     assert again.tokens == vocabulary.tokens
     np.testing.assert_array_equal(caption_arrays(again, CAPTIONS)[0], caption_arrays(vocabulary, CAPTIONS)[0])
+
+
+def test_accented_letters_stay_in_their_words():
+    """`[a-z0-9]` split "naïve café" into "na", "ve", "caf"; a decomposed accent joins its letter (NFC)."""
+    assert tokenize_caption("A naïve café-goer") == ["a", "naïve", "café", "goer"]
+    assert tokenize_caption("A nai\u0308ve dog's ball.") == ["a", "naïve", "dog's", "ball"]
+    assert tokenize_caption("Two dogs_ run 2 km") == ["two", "dogs", "run", "2", "km"]  # "_" is not a letter

@@ -22,6 +22,12 @@ def test_split_sentences_keeps_numbers_and_splits_at_ends_and_lines():
         split_sentences(None)
 
 
+def test_split_sentences_ends_hindi_sentences_at_the_danda():
+    """Hindi text came back as one sentence: only . ! ? ended one."""
+    text = "राम घर गया। वह खुश है॥ Then he slept."
+    assert split_sentences(text) == ["राम घर गया।", "वह खुश है॥", "Then he slept."]
+
+
 def test_pipeline_words_ids_and_round_trip(tmp_path):
     pipeline = DocumentPipeline.from_texts(TEXTS)
     words = pipeline.split(TEXTS)

@@ -126,3 +126,11 @@ def test_undecodable_bytes_and_empty_captions_are_not_passed_over_silently(tmp_p
     with pytest.warns(UserWarning, match=r"skipped 2 line\(s\) .* \(line 3, 4\)"):
         captions = read_captions(gaps)
     assert captions == {"a.jpg": ["a dog runs"], "b.jpg": ["two birds"]}
+
+
+def test_too_few_images_for_a_part_are_refused_not_split_into_an_empty_part():
+    names = [f"img{i}.jpg" for i in range(5)]
+    with pytest.raises(ValueError, match=r"the valid part would be empty. Received: 5 images"):
+        split_names(names)  # 0.8 / 0.1 / 0.1 of 5: 4, 0 (was returned as is), 1
+    assert [len(part) for part in split_names(names, (0.6, 0.2, 0.2)).values()] == [3, 1, 1]
+    assert split_names(names, (1.0, 0.0, 0.0))["valid"] == []  # a fraction of 0 asks for an empty part

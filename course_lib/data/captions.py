@@ -6,24 +6,28 @@ way: lower-cased, punctuation dropped.
 """
 
 import re
+import unicodedata
 
 import numpy as np
 
 from course_lib.text.normalize import as_string_list
 from course_lib.text.vocabulary import GO, STOP, Vocabulary
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+# A word: letters and digits of any script ("café", "naïve"), with an apostrophe inside ("dog's").
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
 def tokenize_caption(text):
-    """Lower-cases a caption and returns its words (punctuation dropped).
+    """Lower-cases a caption and returns its words (punctuation dropped; accented letters kept).
 
     >>> tokenize_caption("A dog runs, in the park .")
     ['a', 'dog', 'runs', 'in', 'the', 'park']
+    >>> tokenize_caption("A naïve café-goer")
+    ['a', 'naïve', 'café', 'goer']
     """
     if not isinstance(text, str):
         raise ValueError(f"A caption must be a string. Received: {type(text).__name__} {text!r}")
-    return _WORD.findall(text.lower())
+    return _WORD.findall(unicodedata.normalize("NFC", text.lower()))  # NFC: an accent joins its letter
 
 
 def caption_vocabulary(captions, min_count=1, max_size=None):

@@ -144,7 +144,12 @@ def load_images(folder, names, image_size, verbose=True):
 
 
 def split_names(names, fractions=(0.8, 0.1, 0.1), seed=0):
-    """Shuffles image names with `seed` and cuts them into train/valid/test."""
+    """Shuffles image names with `seed` and cuts them into train/valid/test.
+
+    Raises `ValueError` when a part with a fraction above 0 would get no image
+    (too few images for the fractions: 5 images at 0.8/0.1/0.1 left the
+    validation part empty, and training then failed far from the cause).
+    """
     if len(fractions) != 3 or any(f < 0 for f in fractions) or not 0.999 <= sum(fractions) <= 1.001:
         raise ValueError(f"`fractions` must be three non-negative numbers summing to 1. Received: {fractions}")
     names = sorted(names)
@@ -152,7 +157,14 @@ def split_names(names, fractions=(0.8, 0.1, 0.1), seed=0):
     shuffled = [names[i] for i in order]
     train_end = int(round(fractions[0] * len(names)))
     valid_end = train_end + int(round(fractions[1] * len(names)))
-    return {"train": shuffled[:train_end], "valid": shuffled[train_end:valid_end], "test": shuffled[valid_end:]}
+    parts = {"train": shuffled[:train_end], "valid": shuffled[train_end:valid_end], "test": shuffled[valid_end:]}
+    empty = [part for part, fraction in zip(parts, fractions) if fraction > 0 and not parts[part]]
+    if empty:
+        raise ValueError(
+            f"Too few images to split: the {' and '.join(empty)} part{'s' if len(empty) > 1 else ''} would be empty. "
+            f"Received: {len(names)} images, fractions={tuple(fractions)}"
+        )
+    return parts
 
 
 def _count_of_at_least_one(name, value, also=""):

@@ -26,11 +26,13 @@ import numpy as np
 from course_lib.text.vocabulary import PAD, Vocabulary
 
 FORMAT_VERSION = 1
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'\u2019\u201d)\]]*\s+|\n+")
+# A sentence ends at . ! ? or the Devanagari danda । (and double danda ॥), closing quotes or brackets after
+# it, then white space; or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?\u0964\u0965])[\"'\u2019\u201d)\]]*\s+|\n+")
 
 
 def split_sentences(text):
-    """Splits one raw text into sentence strings (empty pieces dropped)."""
+    """Splits one raw text into sentence strings (empty pieces dropped), at `. ! ?`, the danda `।` or a line break."""
     if not isinstance(text, str):
         raise ValueError(f"`text` must be a string. Received: type={type(text).__name__}")
     return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
