@@ -131,6 +131,11 @@ def make_batches(source, target, batch_size, bucketed=True, seed=None, transform
             applied to each batch, e.g. token noise for regularisation.
     """
     source, target, batch_size = check_batch_arrays(source, target, batch_size)
+    return _batches(source, target, batch_size, bucketed, seed, transform)
+
+
+def _batches(source, target, batch_size, bucketed, seed, transform):
+    """`make_batches` on arrays `check_batch_arrays` has passed (`as_dataset` checks once, not every pass)."""
     rng = None if seed is None else np.random.default_rng(seed)
     if bucketed:
         key = sequence_lengths(source) * (target.shape[1] + 1) + sequence_lengths(target)
@@ -183,7 +188,7 @@ def as_dataset(source, target, batch_size, bucketed=True, seed=0, repeat=False, 
         epochs = itertools.count() if repeat else (next(passes),)
         for epoch in epochs:
             epoch_seed = None if seed is None else seed + epoch
-            yield from make_batches(source, target, batch_size, bucketed, epoch_seed, transform)
+            yield from _batches(source, target, batch_size, bucketed, epoch_seed, transform)
 
     spec = (
         {"source": tf.TensorSpec((None, None), tf.int32), "target_in": tf.TensorSpec((None, None), tf.int32)},

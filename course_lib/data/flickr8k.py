@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.data.splitting import check_no_empty_part
+
 
 @dataclass
 class CaptionedImages:
@@ -158,12 +160,8 @@ def split_names(names, fractions=(0.8, 0.1, 0.1), seed=0):
     train_end = int(round(fractions[0] * len(names)))
     valid_end = train_end + int(round(fractions[1] * len(names)))
     parts = {"train": shuffled[:train_end], "valid": shuffled[train_end:valid_end], "test": shuffled[valid_end:]}
-    empty = [part for part, fraction in zip(parts, fractions) if fraction > 0 and not parts[part]]
-    if empty:
-        raise ValueError(
-            f"Too few images to split: the {' and '.join(empty)} part{'s' if len(empty) > 1 else ''} would be empty. "
-            f"Received: {len(names)} images, fractions={tuple(fractions)}"
-        )
+    check_no_empty_part({name: len(part) for name, part in parts.items()}, dict(zip(parts, fractions)), "images",
+                        f"{len(names)} images, fractions={tuple(fractions)}")
     return parts
 
 

@@ -38,6 +38,8 @@ import itertools
 
 import numpy as np
 
+from course_lib.data.splitting import check_no_empty_part
+
 DIRECTIONS = ("en-hi", "hi-en")
 
 
@@ -355,14 +357,12 @@ def split_corpus(pairs=None, seed=0, valid_fraction=0.1, test_fraction=0.1):
         "valid": order[test_count: test_count + valid_count],
         "train": order[test_count + valid_count:],
     }
-    fractions = {"train": 1 - valid_fraction - test_fraction, "valid": valid_fraction, "test": test_fraction}
-    empty = [name for name in ("train", "valid", "test") if fractions[name] > 0 and len(parts[name]) == 0]
-    if empty:
-        raise ValueError(
-            f"Too few pairs to split: the {' and '.join(empty)} part{'s' if len(empty) > 1 else ''} would be empty. "
-            f"Received: {len(pairs)} pairs in {len(order)} groups of English sentences (sentences sharing a "
-            f"translation stay together), valid_fraction={valid_fraction}, test_fraction={test_fraction}"
-        )
+    check_no_empty_part(
+        {name: len(part) for name, part in parts.items()},
+        {"train": 1 - valid_fraction - test_fraction, "valid": valid_fraction, "test": test_fraction}, "pairs",
+        f"{len(pairs)} pairs in {len(order)} groups of English sentences (sentences sharing a translation stay "
+        f"together), valid_fraction={valid_fraction}, test_fraction={test_fraction}",
+    )
     return {
         name: [pair for index in indices for pair in groups[english_sentences[index]]]
         for name, indices in (("train", parts["train"]), ("valid", parts["valid"]), ("test", parts["test"]))

@@ -36,6 +36,7 @@ from course_lib.grading.reports import (
     check_csv_target,
     check_feedback_folder,
     keep_aside,
+    listing,
     number,
     write_csv,
     write_feedback,
@@ -118,12 +119,9 @@ def grade(
     missing = [str(p) for p in submissions if not p.exists()]
     folders = [str(p) for p in submissions if p.is_dir()]
     if missing or folders:
-        def listed(paths):
-            return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-
-        problems = [f"no such submission: {listed(missing)}"] if missing else []
+        problems = [f"no such submission: {listing(missing)}"] if missing else []
         if folders:
-            problems.append(f"a folder, not a notebook: {listed(folders)} (give the notebooks in it)")
+            problems.append(f"a folder, not a notebook: {listing(folders)} (give the notebooks in it)")
         message = "; ".join(problems)
         raise ValueError(f"{message[0].upper()}{message[1:]}. Check the paths; nothing was graded.")
     assignment = load_assignment(assignment_name, tests_dir)

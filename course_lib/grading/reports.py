@@ -184,8 +184,9 @@ def _grader_file(path):
     return path.suffix == ".csv" and is_grades_csv(path)
 
 
-def _listing(names, limit=5):
-    names = sorted(names)
+def listing(names, limit=5):
+    """`names` in their order, joined by commas, the first `limit` of them and how many more."""
+    names = list(names)
     return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
@@ -242,7 +243,7 @@ def check_feedback_folder(directory, submissions):
                for p in folder.iterdir() if not _grader_file(p)]
     if foreign:
         raise ValueError(
-            f"The feedback folder {directory} holds {_listing(foreign)}, which course-lib grade did not write "
+            f"The feedback folder {directory} holds {listing(sorted(foreign))}, which course-lib grade did not write "
             f"(its feedback folders hold {FEEDBACK_MARKER}); only an earlier batch's feedback is moved aside "
             f"before grading, so this folder is left as it is. Give a new or empty folder for the feedback. "
             f"Received: --feedback {directory}"

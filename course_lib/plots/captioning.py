@@ -63,6 +63,9 @@ def as_rgb_uint8(image):
         ValueError: for another shape, or values that are not finite or outside `[0, 255]`.
     """
     array = np.asarray(image)
+    if array.dtype == np.uint8 and array.ndim == 3 and array.shape[-1] == 3 and 0 not in array.shape:
+        return array  # already what is drawn (the overlay grid converts once, then blends every panel)
+    floats = array.dtype.kind == "f"
     if array.ndim == 3 and array.shape[-1] == 1:
         array = array[..., 0]
     if array.ndim == 2:
@@ -78,7 +81,7 @@ def as_rgb_uint8(image):
             "`image` values must be finite and in [0, 1] (floats) or [0, 255]. "
             f"Received: from {np.nanmin(array)} to {np.nanmax(array)}, finite={bool(np.isfinite(array).all())}"
         )
-    if np.asarray(image).dtype.kind == "f" and array.max() <= 1.0:
+    if floats and array.max() <= 1.0:
         array = array * 255.0
     return np.round(array).astype("uint8")
 
