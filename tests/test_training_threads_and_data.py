@@ -51,6 +51,20 @@ def test_reversal_dataset_holds_the_generator_batches_one_length_each():
     assert count == 12
 
 
+def test_reversal_dataset_draws_new_strings_each_pass_and_the_same_passes_again():
+    def passes(dataset):
+        return [np.concatenate([inputs["source"].numpy().ravel() for inputs, _ in dataset]) for _ in range(3)]
+
+    first = passes(reversal.as_dataset(6, batch_size=8, seed=4))
+    again = passes(reversal.as_dataset(6, batch_size=8, seed=4))
+    want = list(reversal.training_batches(6, batch_size=8, seed=4))
+    np.testing.assert_array_equal(first[0], np.concatenate([inputs["source"].ravel() for inputs, _ in want]))
+    for one, other in zip(first, again):  # reproducible pass by pass
+        np.testing.assert_array_equal(one, other)
+    assert not np.array_equal(first[0][:48], first[1][:48])  # a second epoch is not the first again
+    assert not np.array_equal(first[1][:48], first[2][:48])
+
+
 def test_array_dataset_batches_every_row_once_and_reshuffles_each_epoch():
     inputs = {"a": np.arange(10), "b": np.arange(10) * 10}
     targets = np.arange(10) + 100

@@ -103,8 +103,13 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
     """The training batches as a `tf.data.Dataset` with variable length.
 
     The dataset knows its `num_batches`, so `fit(dataset, epochs=...)` shows the
-    epoch's length and does not warn that the input ran out of data.
+    epoch's length and does not warn that the input ran out of data. Each pass
+    over it (each epoch) draws new strings: the first pass is
+    `training_batches(..., seed)`, pass k > 0 uses the seed `(seed, k)`, so a
+    run is reproducible and a second epoch does not repeat the first.
     """
+    import itertools
+
     import tensorflow as tf
 
     spec = (
@@ -114,7 +119,15 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
         },
         tf.TensorSpec((None, None), tf.int32),
     )
+    check_lengths(min_length, max_length)
+    passes = itertools.count()
+
+    def one_pass():
+        index = next(passes)
+        pass_seed = seed if index == 0 else (seed, index)
+        return training_batches(num_batches, batch_size, min_length, max_length, pass_seed)
+
     return without_autotune(tf.data.Dataset.from_generator(
-        lambda: training_batches(num_batches, batch_size, min_length, max_length, seed),
+        one_pass,
         output_signature=spec,
     ).apply(tf.data.experimental.assert_cardinality(num_batches)).prefetch(4))
