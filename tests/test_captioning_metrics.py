@@ -87,6 +87,25 @@ def test_a_named_object_absent_from_the_image_is_a_miss():
     assert result["words"] == 2 and result["hits"] == 0
 
 
+def test_an_even_attention_scores_the_share_of_its_tied_locations_on_the_object():
+    data = _one_image()
+    masks = object_location_masks(data.boxes, 48, 6, 6)
+    words = data.captions[0].split()
+    even = np.full((1, len(words) + 1, 36), 1 / 36)  # an untrained model: every location ties
+    args = (data.colours, data.shapes, masks, COLOUR_NAMES, SHAPES)
+    result = attention_on_object(data.captions, even, *args)
+    hits = object_word_hits(words, even[0], data.colours[0], data.shapes[0], masks[0], COLOUR_NAMES, SHAPES)
+    # Each word scores what a random look would, not 1 or 0 by where the object happens to lie.
+    assert [h["credit"] for h in hits] == pytest.approx([h["chance"] for h in hits])
+    assert result["rate"] == pytest.approx(result["chance"]) and 0 < result["rate"] < 0.5
+    # A single largest weight still scores 1 or 0, and credit agrees with hit.
+    first_location = np.zeros((len(words) + 1, 36))
+    first_location[:, 0] = 1.0
+    for h in object_word_hits(words, first_location, data.colours[0], data.shapes[0], masks[0],
+                              COLOUR_NAMES, SHAPES):
+        assert h["credit"] == float(h["hit"])
+
+
 def test_shape_mismatch_raises():
     data = _one_image()
     masks = object_location_masks(data.boxes, 48, 6, 6)

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from course_lib.metrics.bleu import corpus_bleu
+from course_lib.metrics.ties import tied_argmax_credit
 
 
 def caption_bleu(hypotheses, references, max_order=4):
@@ -191,8 +192,11 @@ def object_word_hits(words, alignment, object_colours, object_shapes, location_m
         when no such object is in the image), `attended` (the location with
         the largest weight, or None past the end of `alignment`), `on` (the
         objects covering that location), `hit` (True when one of them is
-        named) and `chance` (the share of locations on a named object: the
-        hit rate of a look at a random location).
+        named), `credit` (the share of the locations tied for the largest
+        weight that lie on a named object: `hit` as 1.0 or 0.0 when one
+        location has the largest weight, see `metrics.ties`) and `chance`
+        (the share of locations on a named object: the hit rate of a look
+        at a random location).
     """
     alignment = np.asarray(alignment)
     location_masks = np.asarray(location_masks, bool)
@@ -218,6 +222,7 @@ def object_word_hits(words, alignment, object_colours, object_shapes, location_m
         on = [] if attended is None else [int(k) for k in np.flatnonzero(location_masks[:, attended])]
         named = [int(k) for k in np.flatnonzero(wanted)]
         covered = location_masks[named].any(axis=0) if named else np.zeros(location_masks.shape[-1], bool)  # (L,)
+        credit = 0.0 if attended is None else float(tied_argmax_credit(alignment[position], covered))
         results.append({
             "position": position,
             "word": words[position],
@@ -226,6 +231,7 @@ def object_word_hits(words, alignment, object_colours, object_shapes, location_m
             "attended": attended,
             "on": on,
             "hit": bool(set(on) & set(named)),
+            "credit": credit,
             "chance": float(covered.mean()),
         })
     return results
@@ -238,7 +244,10 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
     For every generated word that names an object (its colour word and its
     shape word), the location with the largest attention weight at that step
     is a hit when it lies on an object the phrase describes (same colour and
-    shape). A word naming an object that is not in the image is a miss.
+    shape). A word naming an object that is not in the image is a miss. When
+    several locations tie for the largest weight (an attention spread evenly,
+    as an untrained model's is), the word scores the share of them that lie on
+    a named object, so a `hits` count can be fractional.
     `object_word_hits` gives the same judgement word by word for one caption.
 
     Args:
@@ -282,7 +291,7 @@ def attention_on_object(captions, alignments, object_colours, object_shapes, loc
     for n, caption in enumerate(captions):
         for word in object_word_hits(caption.split(), alignments[n], object_colours[n], object_shapes[n],
                                      location_masks[n], colour_names, shape_names):
-            tallies[word["kind"]][0] += int(word["hit"])
+            tallies[word["kind"]][0] += word["credit"]
             tallies[word["kind"]][1] += 1
             chances.append(word["chance"])
     hits = tallies["colour"][0] + tallies["shape"][0]
