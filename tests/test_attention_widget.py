@@ -1,5 +1,7 @@
 """The attention explorer: numbers, static figure and the headless widget."""
 
+import io
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -75,6 +77,15 @@ def test_static_fallback_without_front_end(monkeypatch):
     assert isinstance(figure, matplotlib.figure.Figure)
     assert len(figure.axes) >= 3
     plt.close(figure)
+    open_before = plt.get_fignums()
+    shown = aw.show_attention_explorer(mode="static")  # displayed, then closed: nothing left open
+    assert plt.get_fignums() == open_before and len(shown.axes) >= 3
+    buffer = io.BytesIO()
+    shown.savefig(buffer, format="png")  # a closed figure can still be saved
+    assert buffer.getvalue()[:4] == b"\x89PNG"
+    kept = aw.show_attention_explorer(mode="static", display=False)  # not shown: the caller's to close
+    assert kept.number in plt.get_fignums()
+    plt.close(kept)
 
 
 def test_widget_updates_headless():

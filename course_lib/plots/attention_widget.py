@@ -341,7 +341,9 @@ def show_attention_explorer(explorer=None, mode="auto", display=True):
         explorer: an `AttentionExplorer` (a default one when None).
         mode: "auto", "widget" or "static".
         display: show the result now (IPython `display` for the widget,
-            `plt.show()` for the figure); it is returned either way.
+            `plt.show()` for the figure); it is returned either way. A
+            figure shown is then closed, so a script that calls this in a
+            loop does not pile up open figures; it can still be saved.
 
     Returns:
         The ipywidgets box (widget mode) or the matplotlib figure (static mode).
@@ -362,4 +364,5 @@ def show_attention_explorer(explorer=None, mode="auto", display=True):
         import matplotlib.pyplot as plt
 
         plt.show()
+        plt.close(figure)
     return figure
