@@ -75,3 +75,44 @@ def test_the_token_loss_and_its_gradients_do_not_grow_with_the_number_of_replica
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "ONE" in completed.stdout
+
+
+def test_evaluate_and_predict_before_any_fit_under_two_replicas_see_integer_ids():
+    """Keras builds a model first used under several replicas from a batch averaged across them, float ids
+    that the models refuse; the course models build from the data's dtypes instead (`build_from_data`)."""
+    script = textwrap.dedent(
+        """
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        import keras
+        import numpy as np
+        from course_lib.data import reversal
+        from course_lib.models import Seq2Seq
+
+        source, target_in, target_out = reversal.make_examples(np.random.default_rng(0).integers(0, 10, size=(32, 6)))
+        inputs = {"source": source, "target_in": target_in}
+        data = tf.data.Dataset.from_tensor_slices((inputs, target_out)).batch(32)
+
+        def fresh(strategy):
+            keras.utils.set_random_seed(3)
+            with strategy.scope():
+                model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16)
+                model.compile(optimizer=keras.optimizers.Adam(1e-2))
+            return model
+
+        mirrored = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        on_dataset = fresh(mirrored).evaluate(data, verbose=0)
+        on_arrays = fresh(mirrored).evaluate(inputs, target_out, batch_size=32, verbose=0)
+        predicted = fresh(mirrored).predict(data.map(lambda x, y: x), verbose=0)
+        single = fresh(tf.distribute.get_strategy())
+        want = single.evaluate(data, verbose=0)
+        np.testing.assert_allclose(on_dataset, want, rtol=1e-5)
+        np.testing.assert_allclose(on_arrays, want, rtol=1e-5)
+        np.testing.assert_allclose(predicted, single.predict(inputs, verbose=0), rtol=1e-4, atol=1e-6)
+        print("SAME", on_dataset, want)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "SAME" in completed.stdout

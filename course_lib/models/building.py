@@ -53,8 +53,55 @@ class BuildsSublayers:
                     optimizer.build(self.trainable_variables)
         return super().make_train_function(force)
 
+    def fit(self, x=None, y=None, *args, **kwargs):
+        self.build_from_data(x, y)
+        return super().fit(x, y, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, *args, **kwargs):
+        self.build_from_data(x, y)
+        return super().evaluate(x, y, *args, **kwargs)
+
+    def build_from_data(self, x, y=None):
+        """Under several replicas, builds the model, its loss and metrics from the data's shapes and dtypes.
+
+        Keras 3.15 on TensorFlow, under a strategy with several replicas,
+        builds them from the first batch *averaged* across the replicas
+        ("MEAN"), which turns token ids into floats that the models refuse
+        (`ValueError: ... Received: source.dtype=float32`) in an `evaluate`
+        or `fit` that comes first (a model just loaded, say; `predict` builds
+        only the weights, from the real dtypes, and needs nothing). Built
+        here from a dataset's element spec, or from NumPy arrays' shapes and
+        dtypes, they see the ids' real dtype; no batch is read. Anything else
+        (a generator, a model already built) is left to Keras.
+        """
+        if keras.backend.backend() != "tensorflow" or self.distribute_strategy.num_replicas_in_sync < 2:
+            return
+        data_batch = x.element_spec if hasattr(x, "element_spec") else (x, y)
+        if not isinstance(data_batch, tuple) or len(data_batch) < 2 or data_batch[1] is None:
+            return  # no targets to build the loss from: Keras says what is missing
+        if not hasattr(x, "element_spec"):
+            leaves = keras.tree.flatten(data_batch)
+            if not leaves or not all(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in leaves):
+                return
+        build_from_spec(self, data_batch)
+
     def get_build_config(self):
         return {"built": True}
 
     def build_from_config(self, config):
         self.build()
+
+
+def build_from_spec(model, data_batch):
+    """Builds `model` (weights, compiled loss and metrics) from `data_batch`'s shapes and dtypes, on TensorFlow.
+
+    `data_batch` is `(x, y)`, `(x, y, sample_weight)` or `x`, of `tf.TensorSpec`s, arrays or anything with
+    `shape` and `dtype`. A course model not built yet first creates its weights eagerly (`build()`). Other
+    backends build before tracing already; there this does nothing.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return
+    with model.distribute_strategy.scope():
+        if hasattr(model, "build_sublayers") and not model.built:
+            model.build()
+        model._symbolic_build(data_batch=data_batch)

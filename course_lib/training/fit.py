@@ -4,6 +4,7 @@ import time
 
 import keras
 
+from course_lib.models.building import build_from_spec
 from course_lib.training.devices import warn_if_gpu_unused
 
 
@@ -152,9 +153,5 @@ def build_before_fit(model, dataset):
     gave identical weights after an epoch either way.
     """
     warn_if_gpu_unused()  # every task trains through here: say so when a GPU is attached but unused
-    if keras.backend.backend() != "tensorflow" or not hasattr(dataset, "element_spec"):
-        return
-    with model.distribute_strategy.scope():
-        if hasattr(model, "build_sublayers") and not model.built:
-            model.build()
-        model._symbolic_build(data_batch=dataset.element_spec)
+    if hasattr(dataset, "element_spec"):
+        build_from_spec(model, dataset.element_spec)

@@ -12,9 +12,10 @@ def get_strategy(kind="auto"):
 
     Note: under a strategy with several replicas, Keras 3.15 builds a model's compiled loss and metrics
     from the first batch averaged across the replicas, which turns token ids into floats that the
-    course's models refuse (`ValueError: ... Received: source.dtype=float32`). Every task trains through
-    `training.fit.build_before_fit`, which builds from the dataset's element spec instead; call it
-    yourself before an `evaluate` or `predict` that comes before any `fit` (a model just loaded, say).
+    course's models refuse (`ValueError: ... Received: source.dtype=float32`). The course's models build
+    from the data's dtypes instead, in their own `fit` and `evaluate`
+    (`models.building.BuildsSublayers.build_from_data`), and every task trains through
+    `training.fit.build_before_fit`; a model of your own needs the same (`models.building.build_from_spec`).
     """
     import tensorflow as tf
 
