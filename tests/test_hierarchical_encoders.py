@@ -234,6 +234,25 @@ def test_state_dropout_noise_is_drawn_before_the_loop_and_read_step_by_step(monk
         StateDropoutRNN(keras.layers.GRUCell(4))
 
 
+def test_state_dropout_rnn_standard_checks():
+    """StateDropoutRNN (and its StateDropoutGRUCell) through the checks every course layer gets.
+
+    `StateDropoutRNN(cell, trainable=False)` trained the cell's kernel, recurrent kernel and bias: the cell is
+    made before the layer, so the constructor's `trainable` did not reach it.
+    """
+    from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN
+
+    sequences = np.random.default_rng(3).normal(size=(2, 5, 3)).astype("float32")
+    # One cell for every layer the helper makes: a `keras.layers.RNN` takes a cell object, not its config.
+    run_layer_test(
+        StateDropoutRNN,
+        {"cell": StateDropoutGRUCell(4, state_dropout=0.5, seed=0), "return_sequences": True},
+        {"sequences": sequences},
+        expected_output_shapes=[(2, 5, 4)],
+        atol=1e-5,
+    )
+
+
 def test_state_dropout_rnn_keeps_the_cells_input_dropout_to_the_inputs():
     """The cell's own `dropout` masks the inputs, not the keep masks joined to them (it failed: [2,3] vs [2,7])."""
     from course_lib.encoders.hierarchical import StateDropoutGRUCell, StateDropoutRNN

@@ -134,6 +134,7 @@ class StateDropoutRNN(keras.layers.RNN):
         if not isinstance(cell, StateDropoutGRUCell):
             raise ValueError(f"StateDropoutRNN runs a StateDropoutGRUCell. Received: cell={cell!r}")
         super().__init__(cell, **kwargs)
+        pass_trainable_down(self)  # `trainable=False` also freezes the cell, made before this layer
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         if training and self.cell.state_dropout > 0.0:
