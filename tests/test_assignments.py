@@ -12,9 +12,17 @@ import pytest
 from course_lib.grading import grader
 from course_lib.grading.authoring import solution_notebooks, student_path
 from course_lib.grading.spec import load_assignment
+from private_copy import needs_private_copy
 from student_runs import assert_runs_until_its_first_exercise
 
 SOLUTIONS = [p for p in solution_notebooks() if not p.stem.startswith("A1_")]
+
+
+@needs_private_copy
+def test_the_private_copy_has_solutions_to_grade():
+    # With none found (a broken file pattern), every test below would be skipped for an empty parameter set,
+    # and the file would pass; the public copy has no solutions/ and skips this test too.
+    assert SOLUTIONS, "no solution notebook found in solutions/ (besides A1's)"
 
 
 @pytest.fixture(scope="module", params=SOLUTIONS, ids=lambda p: p.stem)

@@ -25,7 +25,7 @@ def test_bleu_uses_every_reference():
 def test_exact_match_and_distinct_rate():
     assert exact_caption_match(["a red circle", "a blue square"], ["a red  circle", "a blue circle"]) == 0.5
     assert distinct_caption_rate(["a dog", "a dog", "a cat", "A  dog"]) == 0.5
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least one. Received: 1 and 0"):
         exact_caption_match(["a"], [])
 
 

@@ -59,6 +59,7 @@ def test_confusion_matrix_counts_are_readable_on_every_cell():
     matrix = np.array([[100, 52, 10], [49, 100, 0], [30, 60, 71]])
     ax = confusion_matrix_plot(matrix, ["a", "b", "c"])
     image = ax.images[0]
+    assert len(ax.texts) == matrix.size, [text.get_text() for text in ax.texts]  # one count per cell, no more
     for text in ax.texts:
         ratio = contrast_ratio(to_rgba(text.get_color()), _cell_colour(image, float(text.get_text())))
         assert ratio >= READABLE, (text.get_text(), text.get_color(), round(ratio, 2))
@@ -112,6 +113,8 @@ def test_explorer_oracle_outline_and_step_box_stand_out_and_the_legend_hides_no_
     bars_axes, _, heat = figure.axes[:3]
     filled = [patch for patch in bars_axes.patches if patch.get_fill()]
     outlines = [patch for patch in bars_axes.patches if not patch.get_fill()]
+    # one bar and one oracle outline per encoder state: an empty list would pass the contrast loop unchecked
+    assert len(filled) == len(outlines) == len(explorer.states), (len(filled), len(outlines))
     for outline in outlines:
         assert contrast_ratio(outline.get_edgecolor(), filled[0].get_facecolor()) >= 3, outline.get_edgecolor()
     box = [patch for patch in heat.patches if not patch.get_fill()][-1]

@@ -40,9 +40,14 @@ def test_locations_that_do_not_fit_the_grid_are_refused(grid, shape, received):
         LocationCoordinates(grid)(np.zeros(shape, "float32"))
 
 
-@pytest.mark.parametrize("grid", [(2,), "23", (2, 0), (2, 1.5)])
-def test_a_grid_that_is_not_two_sizes_is_refused(grid):
-    with pytest.raises(ValueError, match="Received"):
+@pytest.mark.parametrize("grid,received", [
+    ((2,), r"must be \(height, width\). Received: grid=\(2,\)"),
+    ("23", r"must be \(height, width\). Received: grid='23'"),
+    ((2, 0), r"Received: grid\[1\]=0$"),
+    ((2, 1.5), r"Received: grid\[1\]=1.5"),
+])
+def test_a_grid_that_is_not_two_sizes_is_refused(grid, received):
+    with pytest.raises(ValueError, match=received):
         LocationCoordinates(grid)
 
 

@@ -88,6 +88,18 @@ def test_unigram_perplexity_checks_ids():
         unigram_perplexity([[0, 0]], [[1, 0]], vocab_size=3, smoothing=0)
 
 
+def test_unigram_perplexity_default_is_add_one_smoothing():
+    # The language-model task reports this baseline with the default smoothing; computed here by hand.
+    train = [[3, 3, 1, 0]]  # id 1 once, id 2 never, id 3 twice; 0 is <pad>
+    valid = [[3, 2, 0], [1, 3, 0]]  # 4 real tokens: 3, 2, 1, 3
+    counts = {1: 1 + 1, 2: 0 + 1, 3: 2 + 1}  # add one to every real id, seen or not; <pad> gets nothing
+    total = sum(counts.values())  # 6
+    expected = np.exp(-np.mean([np.log(counts[token] / total) for token in (3, 2, 1, 3)]))
+    assert expected == pytest.approx(72 ** 0.25)  # P = 1/2, 1/6, 1/3, 1/2: (2 * 6 * 3 * 2) ** (1/4)
+    assert unigram_perplexity(train, valid, vocab_size=4) == pytest.approx(expected, rel=1e-12)
+    assert unigram_perplexity(train, valid, vocab_size=4, smoothing=1) == pytest.approx(expected, rel=1e-12)
+
+
 def test_top_k_refuses_a_string_as_a_candidate_list():
     assert top_k_accuracy([["x", "a"], ["b"]], [["a"], "b"], k=2) == 1.0
     with pytest.raises(ValueError, match="not one string"):
@@ -109,7 +121,7 @@ def test_attention_metrics_refuse_nan_and_empty():
         attention_agreement([np.full((2, 2), np.nan)], [[0, 1]])
     with pytest.raises(ValueError, match="outside"):
         attention_agreement([np.eye(2)], [[0, 5]])
-    with pytest.raises(ValueError, match="Received"):
+    with pytest.raises(ValueError, match=r"Received: sentence_weights.shape=\(0, 3\), planted_index.shape=\(0,\)"):
         planted_sentence_top1(np.zeros((0, 3)), np.zeros((0,), int))
     with pytest.raises(ValueError, match="NaN"):
         planted_sentence_top1([[np.nan, 0.9]], [1])
@@ -214,7 +226,7 @@ def test_heatmap_title_uses_the_devanagari_font_and_nan_is_refused():
 
 def test_grid_with_a_bad_example_leaves_no_figure_open():
     plt.close("all")
-    with pytest.raises(ValueError, match="Received"):
+    with pytest.raises(ValueError, match=r"Received: weights.shape=\(2, 2\), len\(input_labels\)=1, len\(output_labels\)=2"):
         attention_grid([(np.eye(2), ["a"], ["b", "c"])])
     assert plt.get_fignums() == []
 

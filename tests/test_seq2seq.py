@@ -13,7 +13,7 @@ from course_lib.decoding import greedy_decode
 from course_lib.encoders import GRUEncoder
 from course_lib.losses import MaskedTokenAccuracy, MaskedTokenLoss
 from course_lib.models import Seq2Seq
-from layer_testing import check_output_shapes, needs_float64, run_layer_test
+from layer_testing import check_output_shapes, check_reload_keeps_training, needs_float64, run_layer_test
 
 RNG = np.random.default_rng(1)
 
@@ -159,12 +159,32 @@ def test_plain_decoder_layer_checks(option):
 
 
 def test_plain_option_1_depends_on_s0_only_through_the_start_and_option_2_at_every_step():
+    """Stepping by hand from the same `s_{t-1}` with another encoding `h_T` in the memory: option 1 gives the
+    same step (h_T is `s_0` and nothing more), option 2 another one at every step (h_T is in every input)."""
     inputs = _decoder_inputs()
+    target, encoder_outputs, encoding = inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"]
+    other_encoding = RNG.normal(size=encoding.shape).astype("float32")
     for option in (1, 2):
         decoder = PlainGRUDecoder(10, 6, 8, option=option)
-        logits, _ = decoder(inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"])
-        other, _ = decoder(inputs["target_inputs"], inputs["encoder_outputs"], inputs["initial_state"] * 0 + 0.5)
+        logits, _ = decoder(target, encoder_outputs, encoding)
+        other, _ = decoder(target, encoder_outputs, other_encoding)
         assert not np.allclose(logits, other)  # both options are conditioned on the encoding
+        memory = decoder.prepare_memory(encoder_outputs, encoding)
+        other_memory = decoder.prepare_memory(encoder_outputs, other_encoding)
+        state = decoder.start_state(encoding)
+        if option == 1:
+            np.testing.assert_allclose(state, encoding)  # s_0 = h_T
+        else:
+            assert np.all(np.asarray(state) == 0.0)  # s_0 = 0: h_T is not in the start
+        for t in range(target.shape[1]):
+            step_logits, next_state, _ = decoder.step(target[:, t], state, memory)
+            np.testing.assert_allclose(step_logits, np.asarray(logits)[:, t], atol=1e-5)  # the call, step by step
+            other_step, _, _ = decoder.step(target[:, t], state, other_memory)  # same s_{t-1}, another h_T
+            if option == 1:
+                np.testing.assert_allclose(other_step, step_logits, atol=1e-6, err_msg=f"option 1, step {t}")
+            else:
+                assert not np.allclose(other_step, step_logits), f"option 2 ignores h_T at step {t}"
+            state = next_state
     with pytest.raises(ValueError, match="option=3"):
         PlainGRUDecoder(10, 6, 8, option=3)
 
@@ -206,6 +226,16 @@ def test_seq2seq_fit_evaluate_predict_save_load(kwargs):
     inputs = {"source": source, "target_in": target_in}
     np.testing.assert_allclose(reloaded(inputs), model(inputs), atol=1e-6)
     np.testing.assert_array_equal(reloaded.generate(source)["tokens"], model.generate(source)["tokens"])
+
+
+@pytest.mark.parametrize("kwargs", [{"attention": True}, {"attention": False, "option": 2}])
+def test_a_reloaded_seq2seq_evaluates_alike_and_trains_on(kwargs, tmp_path):
+    # As the other models: a compiled Seq2Seq comes back compiled, with its optimizer state, and trains on alike.
+    source, target_in, target_out = _reversal_batch(batch=8)
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6, **kwargs)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    check_reload_keeps_training(model, {"source": source, "target_in": target_in}, target_out,
+                                tmp_path / "seq2seq.keras")
 
 
 def test_conditional_step_attends_with_the_previous_word_already_read():

@@ -125,11 +125,22 @@ def test_tatoeba_reads_the_anki_zip(tmp_path):
         assert load_tatoeba(archive)[0].hindi == "जाओ।"
 
 
-def test_tatoeba_missing_file_and_offline_url(tmp_path):
+def test_tatoeba_missing_file_and_offline_url(tmp_path, monkeypatch):
+    import keras
+
     with pytest.raises(FileNotFoundError, match="No such file"):
         load_tatoeba(tmp_path / "missing.txt")
-    with pytest.raises(FileNotFoundError, match="download"):
-        load_tatoeba("http://127.0.0.1:9/hin-eng.zip")
+    requested = []
+
+    def offline(*args, **kwargs):  # not the real `get_file`: a cached ~/.keras/datasets/hin-eng.zip would be read
+        requested.append(kwargs.get("origin"))
+        raise OSError("network is unreachable")
+
+    monkeypatch.setattr(keras.utils, "get_file", offline)
+    url = "http://127.0.0.1:9/hin-eng.zip"
+    with pytest.raises(FileNotFoundError, match="Could not download .*OSError: network is unreachable.*local file path"):
+        load_tatoeba(url)
+    assert requested == [url]
 
 
 def test_tatoeba_directory_instead_of_file_is_a_clear_error(tmp_path):
