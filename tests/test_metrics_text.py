@@ -117,6 +117,8 @@ def test_character_error_rate_by_hand():
     assert character_error_rate(["किरन", "घ"], ["किरण", "घर"]) == pytest.approx(2 / 6)
     # The closest accepted spelling is used.
     assert character_error_rate(["बिन्द्या"], [["बिंद्या", "बिन्द्या"]]) == 0.0
+    with pytest.raises(ValueError, match=r"the CER is undefined. Received: len\(references\)=2, with 0 reference"):
+        character_error_rate(["a", "b"], ["", ""])
 
 
 def test_chance_agreement_is_what_random_positions_reach():
@@ -130,7 +132,7 @@ def test_chance_agreement_is_what_random_positions_reach():
         chance_agreement([[3]], [3])
     with pytest.raises(ValueError, match="one source length per gold alignment"):
         chance_agreement(gold, [3])
-    with pytest.raises(ValueError, match="undefined"):
+    with pytest.raises(ValueError, match=r"undefined. Received: len\(gold_alignments\)=1, with 2 target words read"):
         chance_agreement([[None, set()]], [2])
 
 
@@ -151,3 +153,5 @@ def test_attention_agreement():
     assert attention_agreement(np.array([[[0.1, 0.2, 0.7], [0.6, 0.3, 0.1]]]), [[2, 0]]) == 1.0
     with pytest.raises(ValueError, match="one gold alignment"):
         attention_agreement(attention, [])
+    with pytest.raises(ValueError, match=r"undefined. Received: len\(gold_alignments\)=1, with 3 target words read"):
+        attention_agreement(attention, [[None, set(), []]])

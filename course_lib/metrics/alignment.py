@@ -64,6 +64,7 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             )
     hits = 0
     counted = 0
+    looked_at = 0  # target words read, linked or not
     for index, (matrix, gold) in enumerate(zip(alignments, gold_alignments)):
         matrix = np.asarray(matrix, dtype=float)
         if matrix.ndim != 2:
@@ -90,6 +91,7 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             )
         if not np.isfinite(matrix[:steps]).all():
             raise ValueError(f"Attention of example {index} holds NaN or infinite weights. Received: non-finite values")
+        looked_at += steps
         for step in range(steps):
             links = link_set(gold[step])
             if not links:
@@ -103,7 +105,10 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             right = np.isin(np.arange(matrix.shape[1]), sorted(links))  # (src_len,)
             hits += float(tied_argmax_credit(matrix[step], right))  # a tie splits the credit (`metrics.ties`)
     if counted == 0:
-        raise ValueError("No target word has a gold link; the agreement is undefined.")
+        raise ValueError(
+            "No target word has a gold link; the agreement is undefined. "
+            f"Received: len(gold_alignments)={len(gold_alignments)}, with {looked_at} target words read"
+        )
     return hits / counted
 
 
@@ -138,5 +143,9 @@ def chance_agreement(gold_alignments, source_lengths):
                 )
             shares.append(len(links) / int(length))
     if not shares:
-        raise ValueError("No target word has a gold link; the agreement is undefined.")
+        raise ValueError(
+            "No target word has a gold link; the agreement is undefined. "
+            f"Received: len(gold_alignments)={len(gold_alignments)}, "
+            f"with {sum(len(gold) for gold in gold_alignments)} target words read"
+        )
     return float(np.mean(shares))

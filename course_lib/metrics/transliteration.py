@@ -120,5 +120,8 @@ def character_error_rate(predictions, references):
         edits += edit_distance(prediction, best)
         length += len(best)
     if length == 0:
-        raise ValueError("All references are empty strings; the CER is undefined.")
+        raise ValueError(
+            f"All references are empty strings; the CER is undefined. Received: len(references)={len(refs)}, "
+            "with 0 reference characters"
+        )
     return edits / length

@@ -69,7 +69,11 @@ def evaluation_data(settings, images=None, captions=None):
         backbone = load_backbone(settings["encoder"], weights=settings.get("weights", "imagenet"))
     if images is not None or captions is not None:
         if images is None or captions is None:
-            raise ValueError("Give both --images and --captions, or neither.")
+            raise ValueError(
+                "Give both --images and --captions, or neither. Received: "
+                f"images={None if images is None else str(images)!r}, "
+                f"captions={None if captions is None else str(captions)!r}"
+            )
         settings.update({"dataset": "flickr8k", "images": str(images), "captions": str(captions)})
     elif settings["dataset"] == "flickr8k" and not (Path(settings["images"]).is_dir()
                                                     and Path(settings["captions"]).is_file()):

@@ -45,7 +45,11 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
     if decoder not in DECODER_CHOICES:
         raise ValueError(f"`decoder` must be one of {DECODER_CHOICES}. Received: decoder={decoder!r}")
     if dataset == "flickr8k" and (images is None or captions is None):
-        raise ValueError("Flickr8k training needs both --images and --captions.")
+        raise ValueError(
+            "Flickr8k training needs both --images and --captions. Received: "
+            f"images={None if images is None else str(images)!r}, "
+            f"captions={None if captions is None else str(captions)!r}"
+        )
     settings = settings_for(dataset, profile, epochs=epochs, **overrides)
     settings.update({"decoder": decoder, "encoder": encoder, "seed": seed, "weights": weights,
                      "cache_dir": str(cache_dir or Path.home() / ".cache" / "course_lib" / "features")})

@@ -78,7 +78,7 @@ def train(config, train_pairs=None, valid_pairs=None, out_dir=None, verbose=2):
     elif config.max_train is not None:
         train_pairs = list(train_pairs)[: config.max_train]
     if not train_pairs:
-        raise ValueError("No training pairs.")
+        raise ValueError(f"No training pairs. Received: len(train_pairs)=0, max_train={config.max_train}")
     if translator is not None:
         if verbose:
             print(f"Resuming from {os.fspath(out_dir)!r} after epoch {translator.epochs_done}.")
