@@ -101,7 +101,9 @@ def _random_weights(rng, batch, src_len):
 def _decoder_inputs(batch, src_len, steps=None):
     def make(rng):
         lengths = rng.integers(1, src_len + 1, size=batch)
-        lengths[0] = src_len
+        lengths[0] = src_len  # one full row
+        lengths[-1] = min(lengths[-1], max(1, src_len // 2))  # and a padded one, whatever the draw: a step that
+        # ignores the mask must lose every test, not only those whose draw happened to hold padding
         inputs = {
             "vocab": VOCAB, "embedding": EMBEDDING, "units": UNITS, "attention_units": ATTENTION_UNITS,
             "weights": _random_weights(rng, batch, src_len),

@@ -222,7 +222,8 @@ def a2_batch(tmp_path_factory):
 
 
 A2_LOSSES = {"calls-library-step": {"step"}, "attends-with-new-state": {"step"},
-             "unlocks-library-decoder": {"step", "forcing"}}
+             "unlocks-library-decoder": {"step", "forcing"},
+             "ignores-mask": {"step"}}  # every step test holds a padded row (it once scored 1 of the 3 points)
 
 
 @pytest.mark.parametrize("name", list(A2_LOSSES))
@@ -231,7 +232,7 @@ def test_a2_wrong_or_library_step_loses_exactly_its_parts(a2_batch, name):
     wanted = {"inputs": 1.0, "step": 3.0, "forcing": 2.0}
     wanted.update({question: 0.0 for question in A2_LOSSES[name]})
     assert result.questions == wanted, (result.questions, result.notes)
-    if name != "attends-with-new-state":  # the library's methods stay locked, however a submission unlocks them
+    if name not in ("attends-with-new-state", "ignores-mask"):  # the library's methods stay locked, however a submission unlocks them
         lost = [t for t in result.tests if t.question in A2_LOSSES[name]]
         assert all("not available here" in t.reason for t in lost), [t.reason for t in lost]
 
@@ -1012,6 +1013,14 @@ def test_hidden_tests_that_did_not_run_say_why(monkeypatch):
     stopped = scoring.score_tests(assignment, expected, inputs,
                                   {first.name: {"status": "error", "type": "ValueError", "message": "no"}})
     assert stopped[0].reason == "raised ValueError: no" and stopped[0].earned == 0
+    # A long message (a submission that read the reference source in the kernel, say) is cut short.
+    long = scoring.score_tests(assignment, expected, inputs,
+                               {first.name: {"status": "error", "type": "ValueError", "message": "def x():" * 50}})
+    assert long[0].reason.startswith("raised ValueError: def x():")
+    assert len(long[0].reason) == len("raised ValueError: ") + scoring.HIDDEN_ERROR_CHARACTERS <= 190
+    [missing, *_] = scoring.score_tests(assignment, expected, inputs, {first.name: {"status": "missing", "name": "f"}})
+    assert missing.reason == ("`f` is not defined in the notebook (not answered yet, or its cell failed, was deleted, "
+                              "or the name was changed)") and missing.earned == 0
     assert {o.reason for o in stopped[1:]} == {"not run (the hidden tests stopped before this one; see the notes below)"}
     # A comparison that fails on a malformed answer costs that test, not the batch.
     monkeypatch.setattr(first, "compare", lambda got, wanted, inputs: {}["no such key"])

@@ -274,6 +274,10 @@ WRONG_PARTS = {
                          "source_mask=memory[\"mask\"])\n"),
             ),
         ),
+        "ignores-mask": (
+            "attends without the source mask, so padded positions get weight",
+            _replace('mask=memory["mask"], projected_keys=memory["keys"]', 'mask=None, projected_keys=memory["keys"]'),
+        ),
         "keys-projected-in-step": (
             "leaves out projected_keys, so the attention projects the keys again at every step",
             _replace('mask=memory["mask"], projected_keys=memory["keys"]', 'mask=memory["mask"]'),

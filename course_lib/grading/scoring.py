@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from course_lib.grading import harvest
 from course_lib.grading.submissions import kept_lines, one_line
 
+# Longest error message from a hidden test's call that the feedback shows (docs/instructors.md, "Limits").
+HIDDEN_ERROR_CHARACTERS = 160
+
 
 @dataclass
 class TestOutcome:
@@ -49,7 +52,7 @@ def score_tests(assignment, expected, inputs, results):
         elif outcome.get("status") == "missing":
             reason = (
                 f"`{outcome.get('name')}` is not defined in the notebook "
-                "(its cell failed, was deleted, or the name was changed)"
+                "(not answered yet, or its cell failed, was deleted, or the name was changed)"
             )
         elif outcome.get("status") == "timeout":
             reason = f"the call did not finish within {test.timeout:g} s"
@@ -58,7 +61,9 @@ def score_tests(assignment, expected, inputs, results):
             if kind == "NotImplementedError":
                 reason = "not implemented yet (raised NotImplementedError)"
             else:
-                reason = f"raised {kind}: {one_line(outcome.get('message', ''), 300)}"
+                # Cut short: while a hidden test runs, the reference source of the parts it substitutes is in
+                # the kernel's memory, and an error message is the one text a submission can send back.
+                reason = f"raised {kind}: {one_line(outcome.get('message', ''), HIDDEN_ERROR_CHARACTERS)}"
         elif outcome.get("status") == "ok":
             got = harvest.decode(outcome.get("value"))
             try:
