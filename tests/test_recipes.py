@@ -69,7 +69,7 @@ def test_unknown_recipe():
 
 
 def test_option_2_card_says_the_decoder_starts_from_zero():
-    """The lecture's option 2 keeps s_0 = h_T; the course's starts from a zero state, and its card says so."""
+    """The notes offer option 2 as the alternative to s_0 = h_T; the course's option 2 starts from a zero state, and its card says so."""
     recipe = build_recipe("textual_entailment")
     assert recipe.card.decoder.startswith("s_0 = 0,"), recipe.card.decoder
 
