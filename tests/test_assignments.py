@@ -25,6 +25,19 @@ def test_the_private_copy_has_solutions_to_grade():
     assert SOLUTIONS, "no solution notebook found in solutions/ (besides A1's)"
 
 
+@needs_private_copy
+@pytest.mark.parametrize("solution", solution_notebooks(), ids=lambda p: p.stem)
+def test_each_graded_answer_has_a_cell_of_its_own(solution):
+    # A cell that fails to parse defines nothing: with two answers in one cell, a SyntaxError in one cost the other
+    # its marks too (A1's shapes and parameter count, A4's map and cell, five quiz questions, before the split).
+    import nbformat
+
+    notebook = nbformat.read(solution, as_version=4)
+    crowded = [index for index, cell in enumerate(notebook.cells)
+               if cell.cell_type == "code" and cell.source.count("# BEGIN SOLUTION") > 1]
+    assert crowded == [], f"{solution.name}: cells {crowded} hold more than one solution region"
+
+
 @pytest.fixture(scope="module", params=SOLUTIONS, ids=lambda p: p.stem)
 def graded(request):
     solution = request.param
