@@ -44,6 +44,28 @@ def test_no_training_string_is_an_evaluation_string():
         assert not test_strings & seen[length], length
 
 
+def test_a_test_set_above_500_strings_is_held_out_too(monkeypatch):
+    def overlap(**held):
+        seen = set()
+        for inputs, _ in reversal.training_batches(600, 64, 5, 5, seed=0, **held):  # 38,400 of the 10**5 strings
+            seen.update(row.tobytes() for row in inputs["source"])
+        return sum(row.tobytes() in seen for row in reversal.test_set(5, 1000)[0])
+
+    assert overlap() > 100  # strings 500-999 of a 1,000-string test set were training strings
+    assert overlap(held_out=1000) == 0
+    # The task holds out what it will score, and the stream of a 500-string run is the one it always was.
+    from course_lib.tasks import reversal as task
+
+    received = {}
+    monkeypatch.setattr(task.data, "as_dataset", lambda *args, **kwargs: received.update(kwargs) or 1 / 0)
+    for test_size, want in ((1000, 1000), (200, 500)):
+        with pytest.raises(ZeroDivisionError):
+            task.train(ReversalConfig(steps=1, test_size=test_size), verbose=0)
+        assert received["held_out"] == want
+    with pytest.raises(ValueError, match=r"no string of length 1 to train on \(there are 10\)\. Received: held_out=200"):
+        next(reversal.training_batches(1, min_length=1, max_length=1, held_out=200))
+
+
 def test_exact_match_and_alignment_share_count_the_right_things():
     target = np.array([[5, 6, 2, 0], [7, 8, 2, 0]])
     predicted = np.array([[5, 6, 2, 9], [7, 9, 2, 0]])  # tokens after <stop> do not count

@@ -7,6 +7,7 @@ L-1-t (the anti-diagonal), which makes the task a clean test of attention.
 
 import numpy as np
 
+from course_lib.counts import check_count
 from course_lib.data.tf_data import without_autotune
 
 PAD, GO, STOP, UNK = 0, 1, 2, 3
@@ -57,26 +58,34 @@ def check_lengths(min_length, max_length):
         )
 
 
-def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
+def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=500):
     """Yields `({"source", "target_in"}, target_out)` with one length per batch.
 
-    No training string is one of the evaluation strings (`test_set`): at
-    length 5 there are only 10**5 strings, and 2,500 batches draw about 27,000
-    of them, so 140 of the 500 test strings of length 5 were once also
-    training strings. Such a string is drawn again.
+    No training string is one of the evaluation strings (`test_set(length,
+    held_out)`; the sets of each length are prefixes of one another, so any
+    evaluation of up to `held_out` strings is clean): at length 5 there are
+    only 10**5 strings, and 2,500 batches draw about 27,000 of them, so 140 of
+    the 500 test strings of length 5 were once also training strings. Such a
+    string is drawn again.
     """
     check_lengths(min_length, max_length)
+    held_out = check_count(held_out, "held_out")
     rng = np.random.default_rng(seed)
-    held_out = {}  # length -> the test strings of that length, each read as one decimal number
+    kept_out = {}  # length -> the test strings of that length, each read as one decimal number
     for _ in range(num_batches):
         length = int(rng.integers(min_length, max_length + 1))
-        if length not in held_out:
-            held_out[length] = np.unique(_as_numbers(test_set(length)[0] - DIGIT_OFFSET))  # sorted
+        if length not in kept_out:
+            kept_out[length] = np.unique(_as_numbers(test_set(length, held_out)[0] - DIGIT_OFFSET))  # sorted
+            if len(kept_out[length]) == 10**length:
+                raise ValueError(
+                    f"Holding out {held_out} test strings leaves no string of length {length} to train on "
+                    f"(there are {10**length}). Received: held_out={held_out}, min_length={min_length}"
+                )
         digits = random_digits(rng, batch_size, length)
-        clashes = _among(_as_numbers(digits), held_out[length])
+        clashes = _among(_as_numbers(digits), kept_out[length])
         while clashes.any():  # rare: redraw only those rows
             digits[clashes] = random_digits(rng, int(clashes.sum()), length)
-            clashes = _among(_as_numbers(digits), held_out[length])
+            clashes = _among(_as_numbers(digits), kept_out[length])
         source, target_in, target_out = make_examples(digits)
         yield {"source": source, "target_in": target_in}, target_out
 
@@ -99,7 +108,7 @@ def test_set(length, count=500, seed=1234):
     return source, target_out
 
 
-def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
+def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=500):
     """The training batches as a `tf.data.Dataset` with variable length.
 
     The dataset knows its `num_batches`, so `fit(dataset, epochs=...)` shows the
@@ -120,12 +129,13 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0):
         tf.TensorSpec((None, None), tf.int32),
     )
     check_lengths(min_length, max_length)
+    check_count(held_out, "held_out")
     passes = itertools.count()
 
     def one_pass():
         index = next(passes)
         pass_seed = seed if index == 0 else (seed, index)
-        return training_batches(num_batches, batch_size, min_length, max_length, pass_seed)
+        return training_batches(num_batches, batch_size, min_length, max_length, pass_seed, held_out)
 
     return without_autotune(tf.data.Dataset.from_generator(
         one_pass,
