@@ -8,6 +8,8 @@ import pytest
 from PIL import Image
 
 from course_lib.cli import main
+from course_lib.data.shapes import COLOUR_NAMES, SHAPES
+from course_lib.metrics.captioning import object_words
 
 
 def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
@@ -137,3 +139,6 @@ def test_frozen_backbone_features_are_cached_and_attended(tmp_path, capsys):
                                                       run.inputs["test"], "shapes")
     assert alignments.shape[-1] == 196 and run.model.grid == (14, 14)
     assert 0.0 <= metrics["attention_on_object"] <= 1.0 and len(captions) == 6
+    # the rates come with the number of object words they are over (0: every rate reads 0.0 and means nothing)
+    named = sum(len(object_words(caption.split(), COLOUR_NAMES, SHAPES)) for caption in captions)  # colour and shape words
+    assert metrics["attention_on_object_words"] == named

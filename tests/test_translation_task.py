@@ -161,7 +161,8 @@ def test_agreement_share_pools_the_counts_of_a_set_of_words():
     assert task.agreement_share(report, {"रहा", "हूँ"}) == pytest.approx(1 / 8)
     assert task.agreement_share(report, ["घर", "बाज़ार"]) == pytest.approx(0.9)  # बाज़ार: not in the report
     assert task.agreement_share(report, set(report)) == pytest.approx(10 / 18)
-    assert task.agreement_share(report, {"बाज़ार"}) == 0.0
+    with pytest.raises(ValueError, match=r"None of `words` occurs in the report.*Received: words=\['बाज़ार'\], 3 words"):
+        task.agreement_share(report, {"बाज़ार"})  # used to give 0.0, as if measured
     with pytest.raises(ValueError, match="one string"):
         task.agreement_share(report, "घर")
     with pytest.raises(ValueError, match="report"):

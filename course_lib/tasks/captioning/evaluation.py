@@ -103,6 +103,8 @@ def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
             metrics["attention_on_object_colour"] = on_object["colour_rate"]
             metrics["attention_on_object_shape"] = on_object["shape_rate"]
             metrics["attention_on_object_chance"] = on_object["chance"]
+            # How many words the rates are over: with none (no caption names an object) every rate reads 0.0.
+            metrics["attention_on_object_words"] = on_object["words"]
     return metrics, captions, alignments
 
 

@@ -83,7 +83,9 @@ def agreement_share(report, words):
 
     Returns:
         The summed hits over the summed counts of those words, a float in
-        [0, 1]; 0.0 when none of the words occurs in the report.
+        [0, 1]. When none of the words occurs in the report there is nothing
+        to score, and a ValueError says so (a 0.0 would pass for a measured
+        share, and a comparison of two shares would then test nothing).
     """
     if not isinstance(report, dict):
         raise ValueError(f"`report` must be a dict from `agreement_by_word`. Received: report={report!r}")
@@ -91,7 +93,12 @@ def agreement_share(report, words):
         raise ValueError(f"`words` must be a collection of words, not one string. Received: words={words!r}")
     present = [word for word in set(words) if word in report]
     count = sum(report[word]["count"] for word in present)
-    return sum(report[word]["agree"] for word in present) / count if count else 0.0
+    if not count:
+        raise ValueError(
+            "None of `words` occurs in the report, so there is no agreement to measure. "
+            f"Received: words={sorted(words)!r:.200}, {len(report)} words in the report"
+        )
+    return sum(report[word]["agree"] for word in present) / count
 
 
 def _sources_with_lengths(translator, pairs):
