@@ -608,3 +608,38 @@ def test_a_symbolic_decoder_call_checks_its_inputs_as_an_eager_one_does(decoder_
     if decoder_class is AttentionGRUDecoder:  # option 2's state size is the encoding's, any before it is built
         with pytest.raises(ValueError, match=r"Received: initial_state.shape=\(None, 7\)"):
             decoder_class(10, 3, 6)(keras.Input((None,), dtype="int32"), encoder_outputs, keras.Input((7,)))
+
+
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_encoder_outputs_carry_the_source_mask_on_either_code_path(bidirectional, monkeypatch):
+    """A layer called on the outputs without an explicit mask skips the padding, and an all-padding row gives zeros.
+    On a CPU the outputs used to carry the GRU's `runnable_mask` (position 0 of an empty row counted as real); on the
+    cuDNN path (TensorFlow with a GPU, the sorted-steps code) they carried no mask at all."""
+    from keras.src.backend import get_keras_mask
+
+    from course_lib.layers import AttentionPooling, masking
+
+    source = np.array([[3, 4, 5, 0, 0], [0, 0, 0, 0, 0]], "int32")
+    keras.utils.set_random_seed(0)
+    encoder = GRUEncoder(10, 4, 6, bidirectional=bidirectional)
+    pooling = AttentionPooling(3)
+    results = {}
+    for path, cudnn in (("cpu", False), ("packed", True)):
+        monkeypatch.setattr(masking, "_cudnn_may_run", lambda cudnn=cudnn: cudnn)
+        outputs, _, source_mask = encoder(source)
+        np.testing.assert_array_equal(get_keras_mask(outputs), source != 0)
+        _, weights = pooling(outputs)  # no mask passed: the outputs' own
+        np.testing.assert_array_equal(np.asarray(weights)[:, 3:], 0.0)
+        np.testing.assert_array_equal(np.asarray(weights)[1], 0.0)  # no real word: no weight anywhere
+        np.testing.assert_allclose(np.asarray(weights)[0].sum(), 1.0, rtol=1e-6)
+        results[path] = (np.asarray(outputs), np.asarray(weights))
+    np.testing.assert_allclose(results["cpu"][0][0, :3], results["packed"][0][0, :3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results["cpu"][1], results["packed"][1], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("decoder_class", [AttentionGRUDecoder, PlainGRUDecoder])
+def test_both_decoders_refuse_targets_that_are_not_rank_2_with_a_value_error(decoder_class):
+    floats = lambda *shape: np.zeros(shape, "float32")  # noqa: E731
+    with pytest.raises(ValueError, match=r"`target_inputs` must have rank 2 \(batch, length\)\. "
+                                         r"Received: target_inputs\.shape=\(3,\)"):
+        decoder_class(11, 4, 6)(np.array([1, 2, 3], "int32"), floats(2, 4, 5), floats(2, 6))  # used to be IndexError

@@ -42,7 +42,8 @@ class GRUEncoder(keras.layers.Layer):
     Returns:
         A tuple `(encoder_outputs, initial_state, source_mask)`:
         `(batch, src_len, units * directions)`, `(batch, decoder_units)` and a
-        boolean `(batch, src_len)`.
+        boolean `(batch, src_len)`. `encoder_outputs` also carries
+        `source_mask` as its Keras mask, on every device.
     """
 
     def __init__(
@@ -119,7 +120,9 @@ class GRUEncoder(keras.layers.Layer):
         )
 
     def compute_mask(self, source, mask=None):
-        return None
+        # The per-step outputs carry the source mask, as a Keras recurrent layer's would, so a layer called on them
+        # without an explicit mask still skips the padding; the final state and the mask itself carry none.
+        return ops.not_equal(source, self.pad_id), None, None
 
     def get_config(self):
         config = super().get_config()

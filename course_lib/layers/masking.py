@@ -340,12 +340,20 @@ def run_recurrent(rnn, sequences, mask, training=None):
 
     Returns:
         What `rnn` returns, with its per-step outputs (when it returns
-        sequences) in the original step order.
+        sequences) in the original step order, carrying no Keras mask on any
+        device: the caller says which mask they have (`compute_mask`).
     """
     check_mask_dtype(mask)
     mask = ops.cast(mask, "bool")
     if not _cudnn_may_run():
-        return rnn(sequences, mask=runnable_mask(mask), training=training)
+        results = rnn(sequences, mask=runnable_mask(mask), training=training)
+        if not rnn.return_sequences:
+            return results
+        # Keras attached `runnable_mask` to the outputs, which calls position 0 of an all-padding row real; the
+        # packed path below returns fresh tensors with no mask. A copy makes both the same: no mask attached.
+        if isinstance(results, (list, tuple)):  # (outputs, *final_states)
+            return [ops.copy(results[0]), *results[1:]]
+        return ops.copy(results)
     length = ops.shape(mask)[1]
     positions = ops.arange(length)[None, :]  # (1, length)
     real_first = ops.where(mask, positions, positions + length)  # (rows, length): a sort key
