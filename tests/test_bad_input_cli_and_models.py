@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from course_lib.cli import main
-from course_lib.decoders import AttentionGRUDecoder
+from course_lib.decoders import AttentionGRUDecoder, PlainGRUDecoder
 from course_lib.encoders import GRUEncoder
-from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder
+from course_lib.encoders.hierarchical import HierarchicalAttentionEncoder, HierarchicalEncoder
 from course_lib.layers import BahdanauAttention
 from course_lib.models.captioner import ImageCaptioner
 from course_lib.models.dialog import HierarchicalDialogModel
@@ -481,3 +481,23 @@ def test_switches_must_be_true_or_false(build, name):
         with pytest.raises(ValueError, match=rf"`{name}` must be True or False. Received: {name}={flag!r}"):
             build(flag)
     build(np.bool_(False))  # a NumPy bool is a bool
+
+
+def _floats(*shape):
+    return np.zeros(shape, "float32")
+
+
+@pytest.mark.parametrize("call, received", [
+    (lambda: HierarchicalAttentionEncoder(12, 4, 3, 2)(np.array([[[5, -1]]], "int32")), "documents with id -1"),
+    (lambda: HierarchicalEncoder(12, 4, 3, 2)(np.array([[[5, 12]]], "int32")), "documents with id 12"),
+    (lambda: FlatAttentionEncoder(12, 4, 3)(np.array([[[5, -1]]], "int32")), "documents with id -1"),
+    (lambda: AttentionGRUDecoder(11, 4, 6)(np.array([[1, -1]], "int32"), _floats(1, 4, 5), _floats(1, 6)),
+     "target_inputs with id -1"),
+    (lambda: PlainGRUDecoder(11, 4, 6)(np.array([[1, 11]], "int32"), _floats(1, 4, 5), _floats(1, 6)),
+     "target_inputs with id 11"),
+], ids=["han", "hierarchical", "flat", "attention-decoder", "plain-decoder"])
+def test_every_layer_over_token_ids_refuses_ids_outside_its_vocabulary(call, received):
+    """As GRUEncoder does: -1 read the embedding's last row (and counted as a real word), and one past the end
+    failed inside TensorFlow with InvalidArgumentError."""
+    with pytest.raises(ValueError, match=f"outside the vocabulary.*Received: {received}"):
+        call()

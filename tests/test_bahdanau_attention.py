@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from keras import ops
 
+from course_lib.decoders import AttentionGRUDecoder
 from course_lib.gradients import value_and_gradients
 from course_lib.layers import BahdanauAttention, masked_softmax
 from course_lib.layers.attention_pooling import AttentionPooling
@@ -304,3 +305,29 @@ def test_an_explicit_mask_and_the_mask_values_carry_both_apply():
     assert np.all(weights[0, [1, 3]] == 0.0) and np.all(weights[0, [0, 2]] > 0.0), weights
     assert np.all(weights[1] > 0.0)
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("build_model, received", [
+    (lambda Input: BahdanauAttention(3)(Input((6,), batch_size=1), Input((4, 5), batch_size=2)),
+     r"query.shape=\(1, 6\), values.shape=\(2, 4, 5\)"),
+    (lambda Input: BahdanauAttention(3)(Input((6,)), Input((5,))), r"values.shape=\(None, 5\)"),
+    (lambda Input: BahdanauAttention(3)(Input((6,)), Input((4, 5)), values_mask=Input((3,), dtype="bool")),
+     r"mask.shape=\(None, 3\)"),
+    (lambda Input: AttentionPooling(3)(Input((4, 5)), mask=Input((3,), dtype="bool")), r"mask.shape=\(None, 3\)"),
+    (lambda Input: AttentionPooling(3)(Input((4, 5)), mask=Input((4,), dtype="float32")), r"mask.dtype=float32"),
+    (lambda Input: AttentionGRUDecoder(12, 4, 6)(Input((3,), dtype="int32"), Input((4, 5)), Input((6,)),
+                                                 source_mask=Input((5,), dtype="bool")), r"mask.shape=\(None, 5\)"),
+])
+def test_symbolic_inputs_get_the_same_checks_as_tensors(build_model, received):
+    """On `keras.Input`s Keras built the output from `compute_output_shape` alone, so a functional model with
+    mismatched inputs was built silently and failed only when it ran."""
+    with pytest.raises(ValueError, match=received):
+        build_model(keras.Input)
+
+
+def test_symbolic_inputs_that_fit_give_the_output_shapes():
+    context, weights = BahdanauAttention(3)(keras.Input((2, 6)), keras.Input((None, 5)),
+                                            values_mask=keras.Input((None,), dtype="bool"))
+    assert (context.shape, weights.shape) == ((None, 2, 5), (None, 2, None))
+    pooled, weights = AttentionPooling(3)(keras.Input((None, 5)), mask=keras.Input((None,), dtype="bool"))
+    assert (pooled.shape, weights.shape) == ((None, 5), (None, None))

@@ -7,7 +7,8 @@ from keras import ops
 from course_lib.layers.bahdanau_attention import BahdanauAttention
 from course_lib.layers.freezing import pass_trainable_down
 from course_lib.layers.masking import (
-    check_count, check_decoder_inputs, check_flag, check_initial_state, check_mask, check_step_inputs,
+    check_count, check_decoder_inputs, check_flag, check_initial_state, check_known_token_range, check_mask,
+    check_step_inputs,
 )
 from course_lib.layers.precision import at_least_float32
 from course_lib.recurrence import scan
@@ -190,6 +191,7 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self.units)
+        check_known_token_range(target_inputs, self.vocab_size, "target_inputs")  # eager calls only
         memory = self.prepare_memory(encoder_outputs, initial_state, source_mask)
         if training and self.teacher_forcing_ratio < 1.0:
             return self._scheduled_sampling(target_inputs, initial_state, memory, training)
@@ -238,6 +240,8 @@ class AttentionGRUDecoder(keras.layers.Layer):
 
     def compute_output_spec(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self.units)
+        if source_mask is not None:
+            check_mask(source_mask, encoder_outputs.shape[:2], "encoder_outputs")
         # Written out, not traced: tracing the loop (`scan` over a symbolic length) loses the number of steps.
         logits, alignments = self.compute_output_shape(target_inputs.shape, encoder_outputs.shape, initial_state.shape)
         return (

@@ -4,7 +4,9 @@ import keras
 from keras import ops
 
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_decoder_inputs, check_initial_state, check_step_inputs
+from course_lib.layers.masking import (
+    check_count, check_decoder_inputs, check_initial_state, check_known_token_range, check_step_inputs,
+)
 from course_lib.layers.precision import at_least_float32
 
 
@@ -61,6 +63,11 @@ class PlainGRUDecoder(keras.layers.Layer):
         pass_trainable_down(self)  # `trainable=False` also freezes the sub-layers made above
 
     def build(self, target_inputs_shape, encoder_outputs_shape, initial_state_shape):
+        if len(target_inputs_shape) != 2:  # before any weight: `call`'s checks come after `build`
+            raise ValueError(
+                "`target_inputs` must have rank 2 (batch, length). "
+                f"Received: target_inputs.shape={tuple(target_inputs_shape)}"
+            )
         batch, length = target_inputs_shape[0], target_inputs_shape[1]
         # Option 2 joins the encoding `h_T` (what arrives as `initial_state`,
         # after any bridge) to every input.
@@ -112,6 +119,7 @@ class PlainGRUDecoder(keras.layers.Layer):
 
     def call(self, target_inputs, encoder_outputs, initial_state, source_mask=None, training=None):
         check_decoder_inputs(target_inputs, encoder_outputs, initial_state, self._initial_state_size())
+        check_known_token_range(target_inputs, self.vocab_size, "target_inputs")  # eager calls only
         embedded = self.embedding(target_inputs)  # (batch, tgt_len, emb)
         states = self.gru(
             self._inputs(embedded, initial_state),

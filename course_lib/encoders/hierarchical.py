@@ -19,7 +19,9 @@ from keras import ops
 from course_lib.encoders.bidirectional import make_bidirectional
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_flag, check_token_ids, run_recurrent
+from course_lib.layers.masking import (
+    check_count, check_flag, check_known_token_range, check_token_ids, run_recurrent,
+)
 
 
 def check_documents(documents, name="documents"):
@@ -192,6 +194,7 @@ class _HierarchyBase(keras.layers.Layer):
     def _fold(self, documents):
         """`(batch, S, W)` ids -> embedded `(batch*S, W, emb)` and masks."""
         check_documents(documents)
+        check_known_token_range(documents, self.vocab_size, "documents")  # eager calls: -1 would read the last row
         word_mask, sentence_mask = document_masks(documents)
         words = ops.shape(documents)[2]
         flat_ids = ops.reshape(documents, (-1, words))  # (batch*S, W)

@@ -91,6 +91,18 @@ class AttentionPooling(keras.layers.Layer):
         return ops.einsum("...u,u->...", hidden, self.context)  # (batch, length); XLA-safe, as in BahdanauAttention
 
     def call(self, values, mask=None):
+        self._check_inputs(values, mask)
+        scores = self.score(values)  # (batch, length)
+        weights = masked_softmax(scores, mask)  # (batch, length)
+        pooled = ops.einsum("bl,bld->bd", weights, values)  # (batch, value_dim)
+        return pooled, weights
+
+    def compute_output_spec(self, values, mask=None):
+        # The checks `call` makes, also for symbolic inputs (`keras.Input`), as in BahdanauAttention.
+        self._check_inputs(values, mask)
+        return super().compute_output_spec(values, mask=mask)
+
+    def _check_inputs(self, values, mask):
         if len(values.shape) != 3:
             raise ValueError(
                 "AttentionPooling expects `values` of rank 3 (batch, length, value_dim). "
@@ -104,10 +116,6 @@ class AttentionPooling(keras.layers.Layer):
             )
         if mask is not None:
             check_mask(mask, values.shape[:2], "values")
-        scores = self.score(values)  # (batch, length)
-        weights = masked_softmax(scores, mask)  # (batch, length)
-        pooled = ops.einsum("bl,bld->bd", weights, values)  # (batch, value_dim)
-        return pooled, weights
 
     def compute_mask(self, values, mask=None):
         return None

@@ -45,7 +45,10 @@ class BahdanauAttention(keras.layers.Layer):
     Returns:
         A tuple `(context, weights)`: `context` has shape `(batch, value_dim)`
         and `weights` `(batch, src_len)`; with a rank-3 query they gain a
-        `num_queries` axis after the batch axis.
+        `num_queries` axis after the batch axis. Neither carries a Keras
+        mask: unlike `keras.layers.AdditiveAttention`, a rank-3 query's mask
+        is not passed on, so a layer after this one is given the mask it
+        needs explicitly.
 
     Example: with `use_bias=False`, a 512-d query, 256-d values and 128 units
     the layer holds 128*512 + 128*256 + 128 = 98,432 numbers (self-test Q6).
@@ -113,6 +116,28 @@ class BahdanauAttention(keras.layers.Layer):
         return ops.einsum("...u,u->...", hidden, self.score_vector)  # (batch, [queries,] src_len)
 
     def call(self, query, values, mask=None, projected_keys=None, values_mask=None):
+        mask = self._checked_mask(query, values, mask, projected_keys, values_mask)
+        if projected_keys is None:
+            projected_keys = self.project_keys(values)  # (batch, src_len, units)
+        scores = self.score(query, projected_keys)  # (batch, [queries,] src_len)
+        if mask is not None and len(query.shape) == 3 and len(mask.shape) == 2:
+            mask = mask[:, None, :]  # (batch, 1, src_len): the same row for every query
+        weights = masked_softmax(scores, mask)  # (batch, [queries,] src_len)
+        if len(query.shape) == 2:
+            context = ops.einsum("bs,bsd->bd", weights, values)  # (batch, value_dim)
+        else:
+            context = ops.einsum("bqs,bsd->bqd", weights, values)  # (batch, queries, value_dim)
+        return context, weights
+
+    def compute_output_spec(self, query, values, mask=None, projected_keys=None, values_mask=None):
+        # The checks `call` makes, also for symbolic inputs (`keras.Input`): Keras would otherwise build the output
+        # from `compute_output_shape` alone and a mismatch would surface only when the model runs.
+        self._checked_mask(query, values, mask, projected_keys, values_mask)
+        return super().compute_output_spec(query, values, mask=mask, projected_keys=projected_keys,
+                                           values_mask=values_mask)
+
+    def _checked_mask(self, query, values, mask, projected_keys, values_mask):
+        """Checks the call's inputs; returns the mask to apply (`mask` and `values_mask` together), or None."""
         if values_mask is not None:
             # Both checked before the cast: an additive float mask cast to booleans keeps exactly the padding.
             check_mask_dtype(values_mask)
@@ -131,17 +156,7 @@ class BahdanauAttention(keras.layers.Layer):
                 "`projected_keys` must be `W_att h_j` of these values, (batch, src_len, units). "
                 f"Received: projected_keys.shape={projected_keys.shape}, values.shape={values.shape}"
             )
-        if projected_keys is None:
-            projected_keys = self.project_keys(values)  # (batch, src_len, units)
-        scores = self.score(query, projected_keys)  # (batch, [queries,] src_len)
-        if mask is not None and len(query.shape) == 3 and len(mask.shape) == 2:
-            mask = mask[:, None, :]  # (batch, 1, src_len): the same row for every query
-        weights = masked_softmax(scores, mask)  # (batch, [queries,] src_len)
-        if len(query.shape) == 2:
-            context = ops.einsum("bs,bsd->bd", weights, values)  # (batch, value_dim)
-        else:
-            context = ops.einsum("bqs,bsd->bqd", weights, values)  # (batch, queries, value_dim)
-        return context, weights
+        return mask
 
     def compute_mask(self, query, values, mask=None, projected_keys=None, values_mask=None):
         return None

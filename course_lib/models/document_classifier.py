@@ -21,7 +21,9 @@ from course_lib.encoders.hierarchical import (
 )
 from course_lib.layers.attention_pooling import AttentionPooling
 from course_lib.layers.freezing import pass_trainable_down
-from course_lib.layers.masking import check_count, check_flag, check_token_range, check_unread_options, run_recurrent
+from course_lib.layers.masking import (
+    check_count, check_flag, check_known_token_range, check_token_range, check_unread_options, run_recurrent,
+)
 from course_lib.layers.precision import at_least_float32
 from course_lib.models.checking_ids import ChecksTokenIds
 from course_lib.models.building import BuildsSublayers
@@ -100,6 +102,7 @@ class FlatAttentionEncoder(keras.layers.Layer):
 
     def call(self, documents, training=None):
         check_documents(documents)
+        check_known_token_range(documents, self.vocab_size, "documents")  # eager calls: -1 would read the last row
         word_mask, _ = document_masks(documents)
         shape = ops.shape(documents)
         flat_ids = ops.reshape(documents, (shape[0], -1))  # (batch, S*W)
