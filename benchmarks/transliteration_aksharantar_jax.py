@@ -146,6 +146,30 @@ def _decode(model, source, beam_width, batch_size=1024):
     return results
 
 
+def split_dev_words(source, target, count, decode):
+    """The last `count` distinct source words of the training file, with every row of theirs, as the dev split.
+
+    Returns `(train_source, train_target, dev_source, dev_references)`: one dev row per word, with all of its
+    accepted spellings as references. A word is never on both sides (splitting the file's rows, 47 of 2,000 dev
+    words also had rows in training, and each dev row had one reference although the word had several).
+    """
+    keys = [row.tobytes() for row in source]  # equal rows: the same word (ids padded to one width)
+    chosen = set()
+    for key in reversed(keys):
+        if len(chosen) == count:
+            break
+        chosen.add(key)
+    in_dev = np.array([key in chosen for key in keys])
+    first_row, spellings = {}, {}
+    for index in np.flatnonzero(in_dev):
+        first_row.setdefault(keys[index], index)
+        spellings.setdefault(keys[index], []).append(decode(target[index]))
+    order = sorted(first_row, key=first_row.get)
+    dev_source = source[[first_row[key] for key in order]]
+    dev_references = [sorted(set(spellings[key])) for key in order]
+    return source[~in_dev], target[~in_dev], dev_source, dev_references
+
+
 def train(args):
     import keras
 
@@ -178,9 +202,7 @@ def train(args):
     # file is only used for the final figures).
     dev_source = dev_references = None
     if args.dev:
-        dev_source, dev_target = source[-args.dev:], target[-args.dev:]
-        source, target = source[: -args.dev], target[: -args.dev]
-        dev_references = [[target_vocab.decode(row)] for row in dev_target]
+        source, target, dev_source, dev_references = split_dev_words(source, target, args.dev, target_vocab.decode)
     best = (-1.0, None, 0)
     rng = np.random.default_rng(args.model_seed or 0)
     planned_epochs = args.max_epochs

@@ -69,3 +69,17 @@ def test_the_jax_transliteration_script_refuses_words_wider_than_its_widest_shap
     module._check_widths(np.array([3, widest]), "words")  # the widest shape holds them
     with pytest.raises(ValueError, match=rf"up to {widest + 1} tokens \(1 too long\)"):
         module._check_widths(np.array([3, widest + 1]), "words")
+
+
+def test_the_jax_transliteration_dev_split_keeps_each_word_on_one_side_with_all_its_spellings():
+    spec = importlib.util.spec_from_file_location("aksharantar_jax", BENCHMARKS / "transliteration_aksharantar_jax.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    source = np.array([[1, 0], [2, 0], [3, 4], [2, 0], [5, 0], [3, 4]])  # words: a, b, cd, b, e, cd
+    target = np.array([[11], [12], [13], [22], [15], [23]])
+    train_source, train_target, dev_source, references = module.split_dev_words(source, target, 2, lambda row: str(row[0]))
+    # the last two distinct words are cd and e: all their rows leave training, cd's first row too
+    np.testing.assert_array_equal(dev_source, [[3, 4], [5, 0]])
+    assert references == [["13", "23"], ["15"]]
+    np.testing.assert_array_equal(train_source, [[1, 0], [2, 0], [2, 0]])
+    np.testing.assert_array_equal(train_target, [[11], [12], [22]])
