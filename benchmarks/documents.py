@@ -49,7 +49,9 @@ def main(argv=None):
         "test_documents": metrics["documents"],
         "accuracy": round(metrics["accuracy"], 4),
         "macro_f1": round(metrics["macro_f1"], 4),
-        "planted_sentence_top1": round(metrics["planted_sentence_top1"], 4) if "planted_sentence_top1" in metrics else None,
+        "planted_sentence_top1": (round(metrics["planted_sentence_top1"], 4)
+                                  if metrics.get("planted_sentence_top1") is not None else None),
+        "planted_documents": metrics.get("planted_documents"),  # how many test documents that top-1 is over
         "seed": args.seed,
         "epochs": trained.settings["epochs"],
         "epochs_run": trained.settings["epochs_run"],

@@ -60,11 +60,16 @@ def test_generated_data_reports_planted_sentence_top1(tmp_path, capsys):
     for _ in range(2):  # the second run replaces the first: it used to say nothing
         assert main(["train", "documents", "--sizes", "64,16,32", "--epochs", "1", "--encoder", "flat",
                      "--out", str(out)]) == 0
-    assert capsys.readouterr().out.count("holds an earlier documents run; its files are replaced by this one's") == 1
+    output = capsys.readouterr().out
+    assert output.count("holds an earlier documents run; its files are replaced by this one's") == 1
+    assert '"planted_documents": 32' in output  # planted top-1 says how many documents it covers
     metrics_path = tmp_path / "m.json"
     assert main(["evaluate", "documents", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
+    printed = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     metrics = json.loads(metrics_path.read_text())
+    # The generated documents' limit (8 sentences) keeps every planted sentence: all 32 scored.
     assert metrics["documents"] == 32 and 0.0 <= metrics["planted_sentence_top1"] <= 1.0
+    assert metrics["planted_documents"] == printed["planted_documents"] == 32
 
 
 def test_clear_errors(tmp_path, capsys):

@@ -234,3 +234,33 @@ def test_explained_weights_are_float32_under_a_mixed_policy(encoder):
     for key in ("word_weights", "sentence_weights", "probabilities"):
         assert explained[key].dtype == np.float32, (key, explained[key].dtype)
     np.testing.assert_allclose(explained["sentence_weights"].sum(-1), 1.0, atol=2e-3)  # bfloat16-rounded weights
+
+
+def test_planted_top1_says_how_many_documents_it_was_scored_on():
+    # Planted top-1 skips documents whose planted sentence the pipeline's `max_sentences` cut off; it was
+    # reported next to `documents` (every document) with nothing to say how many it covered.
+    from dataclasses import replace
+
+    from course_lib.data.documents import generate_documents
+    from course_lib.tasks.documents import build_classifier, evaluate_documents, explain_batches
+    from course_lib.text.documents import DocumentPipeline
+
+    docs = generate_documents(40, seed=0)
+    pipeline = DocumentPipeline.from_texts(docs.texts, max_sentences=4, max_words=20)
+    keras.utils.set_random_seed(0)
+    model = build_classifier(len(pipeline.vocabulary), len(docs.class_names), "han",
+                             embedding_dim=8, word_units=4, sentence_units=4)
+    metrics = evaluate_documents(model, pipeline, docs)
+    planted = np.asarray(docs.planted_index)
+    inside = planted < 4
+    assert 0 < inside.sum() < len(docs)  # some planted sentences were cut off
+    assert metrics["documents"] == 40 and metrics["planted_documents"] == int(inside.sum())
+    ids, _ = pipeline.encode(docs.texts, warn=False)
+    weights = explain_batches(model, ids)["sentence_weights"]
+    assert metrics["planted_sentence_top1"] == planted_sentence_top1(weights[inside], planted[inside])
+    # None left to score: said as 0 documents (it used to raise the metric's shape error).
+    late = np.flatnonzero(~inside)
+    cut = replace(docs, texts=[docs.texts[i] for i in late], labels=docs.labels[late], planted_index=planted[late])
+    metrics = evaluate_documents(model, pipeline, cut)
+    assert metrics["documents"] == len(late) and metrics["planted_documents"] == 0
+    assert metrics["planted_sentence_top1"] is None

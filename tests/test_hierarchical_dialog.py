@@ -123,6 +123,37 @@ def test_no_test_dialog_context_was_seen_in_training():
         generate_dialogs(5, seed=2, exclude=every_context)
 
 
+@pytest.mark.parametrize("train, valid, test, seed", [(1200, 200, 200, 0), (4000, 500, 500, 3)])
+def test_dialog_validation_part_is_outside_training_and_test_which_stay_as_before(train, valid, test, seed):
+    # There was no validation part, so epochs and rates were chosen on the test dialogs. The validation part
+    # is drawn after the test part: the training and test dialogs of every seed are the ones drawn before.
+    from course_lib.data.dialogs import dialog_splits, generate_dialogs
+
+    splits = dialog_splits(train=train, test=test, seed=seed, valid=valid)
+    assert set(splits) == {"train", "valid", "test"} and len(splits["valid"]) == valid
+    before_train = generate_dialogs(train, seed)
+    before_test = generate_dialogs(test, seed + 1_000_003, exclude={tuple(c) for c in before_train.contexts})
+    for part, before in (("train", before_train), ("test", before_test)):
+        assert splits[part].contexts == before.contexts and splits[part].responses == before.responses
+        np.testing.assert_array_equal(splits[part].films, before.films)
+    valid_contexts = {tuple(c) for c in splits["valid"].contexts}
+    assert not valid_contexts & {tuple(c) for c in splits["train"].contexts + splits["test"].contexts}
+    assert len(dialog_splits(train=50, test=20, seed=seed)["valid"]) == 300  # the default count
+
+
+def test_train_dialogs_scores_the_validation_and_the_test_dialogs():
+    from course_lib.tasks.documents import train_dialogs
+
+    run = train_dialogs(sizes=(60, 12, 10), epochs=1, seed=0, embedding_dim=8, word_units=6, sentence_units=5,
+                        units=7)
+    assert [len(run.splits[part]) for part in ("train", "valid", "test")] == [60, 12, 10]
+    assert set(run.valid_metrics) == set(run.metrics) == {"exact_match", "question_kind", "film_fact"}
+    assert run.arrays["valid"]["context"].shape[0] == 12
+    for sizes in ((60, 10), (60, 12, 10, 5)):  # (train, test) was the old form: refused, not misread
+        with pytest.raises(ValueError, match=r"three dialog counts \(train, valid, test\)"):
+            train_dialogs(sizes=sizes, epochs=1)
+
+
 def test_a_reloaded_dialog_model_evaluates_alike_and_trains_on(tmp_path):
     # Its custom `compile` (defaults for the loss and metrics) used to be skipped on loading: the model came back
     # marked compiled with no optimizer and no loss, and `evaluate` raised "No loss to compute".

@@ -104,18 +104,29 @@ def generate_dialogs(count, seed=0, exclude=()):
     return DialogSet(contexts, responses, np.asarray(films, dtype="int32"), questions)
 
 
-def dialog_splits(train=1500, test=300, seed=0):
-    """`{"train": DialogSet, "test": DialogSet}`: no test context is also a training context.
+def dialog_splits(train=1500, test=300, seed=0, valid=300):
+    """`{"train", "valid", "test"}` `DialogSet`s: no validation or test context is also a training context.
 
     There are 9,216 distinct contexts (4 openings x 6 genres x 4 offers x 8
     films x 12 questions); drawn independently, 36% of a 500-dialog test set
     also occurred among 4,000 training dialogs. So the test set is drawn
     outside the training contexts: every film and question kind has been seen
     in training, but never in that wording.
+
+    The validation part (for choosing epochs, rates and other settings, which
+    the test part must not be used for) is drawn with its own seed outside both
+    the training and the test contexts. The test part is drawn first, exactly
+    as before the validation part existed (`valid` comes last among the
+    arguments for that reason), so a seed gives the same training and test
+    dialogs as it always did.
     """
     training = generate_dialogs(train, seed)
-    test_set = generate_dialogs(test, seed + 1_000_003, exclude=(tuple(context) for context in training.contexts))
-    return {"train": training, "test": test_set}
+    seen = {tuple(context) for context in training.contexts}
+    test_set = generate_dialogs(test, seed + 1_000_003, exclude=seen)
+    valid_set = generate_dialogs(
+        valid, seed + 2_000_003, exclude=seen | {tuple(context) for context in test_set.contexts}
+    )
+    return {"train": training, "valid": valid_set, "test": test_set}
 
 
 def encode_dialogs(dialogs, vocabulary, max_words=None):

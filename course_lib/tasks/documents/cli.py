@@ -21,6 +21,10 @@ from course_lib.tasks.documents.training import train_documents
 from course_lib.tasks.run_files import write_json_file
 
 
+# Printed after training and evaluating; planted top-1 with the count of documents it was scored on.
+SUMMARY_KEYS = ("accuracy", "macro_f1", "planted_sentence_top1", "planted_documents")
+
+
 def _parse_sizes(text):
     if text is None:
         return None
@@ -42,7 +46,7 @@ def _train_command(args):
         data=args.data, encoder=args.encoder, epochs=args.epochs, out=args.out, seed=args.seed,
         batch_size=args.batch_size, sizes=_parse_sizes(args.sizes),
     )
-    metrics = {k: v for k, v in trained.metrics.items() if k in ("accuracy", "macro_f1", "planted_sentence_top1")}
+    metrics = {k: v for k, v in trained.metrics.items() if k in SUMMARY_KEYS}
     print(f"trained {args.encoder} in {trained.seconds:.1f} s; test: {json.dumps(metrics)}; saved to {args.out}")
     return 0
 
@@ -58,7 +62,7 @@ def _evaluate_command(args):
         raise ValueError(f"--split must be one of {sorted(splits)} for this data. Received: {args.split!r}")
     check_parts_not_empty(splits, [args.split], data)
     metrics = evaluate_documents(model, pipeline, splits[args.split])
-    summary = {k: metrics[k] for k in ("accuracy", "macro_f1", "planted_sentence_top1") if k in metrics}
+    summary = {k: metrics[k] for k in SUMMARY_KEYS if k in metrics}
     print(json.dumps({"split": args.split, "documents": metrics["documents"], **summary}))
     if args.metrics_json:
         write_json_file(args.metrics_json, {"split": args.split, **metrics}, indent=1)
