@@ -86,6 +86,24 @@ def test_a_shared_scale_leaves_a_diffuse_step_pale_where_panel_scaling_paints_it
         upsample_attention(sharp, (6, 6), (48, 48), top=0)
 
 
+def test_each_panel_boxes_the_location_of_its_largest_weight():
+    """The white region can light two objects about equally (a colour word, two green shapes) while the largest
+    weight, which the hit test reads, sits on one; the box shows which, and every location of a tie."""
+    image = np.zeros((48, 60, 3), np.uint8)
+    one = np.full(30, 0.5 / 29, "float32")
+    one[15] = 0.5  # row 2, column 3 of a 5 x 6 grid (15 = 2 * 6 + 3): cells of 9.6 x 10 pixels
+    tied = np.full(30, 0.0, "float32")
+    tied[[0, 29]] = 0.5
+    figure = attention_overlay_grid(image, ["one", "tied"], np.stack([one, tied]), (5, 6))
+    panels = [axis for axis in figure.axes if axis.images][1:]
+    boxes = [[(patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()) for patch in axis.patches]
+             for axis in panels]
+    assert boxes[0] == [pytest.approx((3 * 10 - 0.5, 2 * 9.6 - 0.5, 10, 9.6))]
+    assert sorted(boxes[1]) == [pytest.approx((-0.5, -0.5, 10, 9.6)), pytest.approx((5 * 10 - 0.5, 4 * 9.6 - 0.5, 10, 9.6))]
+    assert "box: the largest α" in figure.get_suptitle()
+    plt.close(figure)
+
+
 def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
     image = np.random.default_rng(0).integers(0, 255, (48, 48, 3), dtype=np.uint8)
     weights = np.random.default_rng(1).dirichlet(np.ones(36), size=4)

@@ -108,6 +108,25 @@ def white_region(image, attention_map, strength=0.85):
     return (image * (1 - alpha) + 255.0 * alpha).astype("uint8")
 
 
+LARGEST_BOX_COLOUR = "#ff7f0e"  # orange: stands out on the darkened image and on the white region
+
+
+def _box_largest(axis, weights, grid, image_shape):
+    """Outlines the feature-map cell(s) with the largest weight, the location a hit test reads.
+
+    The smooth white region can light up two objects about equally while the largest single weight sits on one
+    of them; the box shows which. Cells tied for the largest weight are all outlined.
+    """
+    from matplotlib.patches import Rectangle
+
+    height, width = grid
+    cell_height, cell_width = image_shape[0] / height, image_shape[1] / width
+    for location in np.flatnonzero(weights == weights.max()):
+        row, column = divmod(int(location), width)
+        axis.add_patch(Rectangle((column * cell_width - 0.5, row * cell_height - 0.5), cell_width, cell_height,
+                                 fill=False, edgecolor=LARGEST_BOX_COLOUR, linewidth=1.5))
+
+
 def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None, figure_width=None, scale="panel"):
     """One panel per generated word: the image with that word's attention in white.
 
@@ -115,7 +134,9 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     nearly uniform step looks as bright as a sharp one; with `scale="shared"`
     white is the largest weight in the whole figure, so a pale panel is a step
     whose attention was spread out. Either way each panel's title gives its
-    largest weight, and the figure's title the uniform level `1 / (H W)`.
+    largest weight, and the figure's title the uniform level `1 / (H W)`. A
+    box outlines the location of the largest weight (every one, if tied):
+    the location an attention-on-object test reads.
 
     Args:
         image: `(height, width, 3)` uint8, or floats in `[0, 1]`, or grey (see `as_rgb_uint8`).
@@ -167,7 +188,8 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
         axis = axes.ravel()[index + 1]
         axis.imshow(white_region(image, upsample_attention(alignments[index], grid, image.shape[:2], top=top)))
         axis.set_title(f"{word}\nmax α {alignments[index].max():.3f}", fontsize=9)  # uniform is 0.005 on 14 x 14
-    uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f})"
+        _box_largest(axis, alignments[index], grid, image.shape[:2])
+    uniform = f"(uniform weight: 1/{alignments.shape[1]} = {1 / alignments.shape[1]:.3f}; box: the largest α)"
     if top is not None:
         uniform = f"{uniform}\n(one scale for every panel: white = α {top:.2f})"
     else:  # say so: a nearly uniform step is painted as white as a sharp one
