@@ -101,6 +101,9 @@ def test_attention_grid_of_nine_words():
     assert [index for index, ax in enumerate(heatmaps) if ax.images[0].colorbar] == [2, 5, 8]
     sizes = {label.get_fontsize() for ax in heatmaps for label in ax.get_yticklabels()}
     assert len(sizes) == 1, sizes
+    # The figure's title stands above the panels' (it was 10 points under 12-point Devanagari panel titles).
+    panel_title_size = max(ax.title.get_fontsize() for ax in heatmaps)
+    assert figure.get_suptitle() == "नौ शब्द" and figure._suptitle.get_fontsize() > panel_title_size
     _draw_strictly(figure)
     plt.close(figure)
     with pytest.raises(ValueError, match="lacks keys"):

@@ -221,7 +221,9 @@ class AttentionExplorer:
         plane.set_xlabel("state coordinate 1 (toy 2-D states)")
         plane.set_ylabel("state coordinate 2")
         plane.set_title("context vector among the encoder states", fontsize=10)
-        plane.legend(fontsize=7, loc="best")
+        # Below the panel, not inside: c_t moves about the polygon, and a legend placed "best" jumped with the
+        # sliders and could cover a state's label.
+        plane.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
 
         attention_heatmap(self.weights, SOURCE_WORDS[: self.scores.shape[1]], TARGET_WORDS[: self.num_steps], ax=heat)
         # Every row comes from the scores held for its step: the made-up DEFAULT_SCORES until someone changes them.

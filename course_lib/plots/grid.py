@@ -3,9 +3,12 @@
 import math
 
 import numpy as np
+from matplotlib.font_manager import FontProperties
 
 from course_lib.plots.attention import _fit_column_labels, _label_font, attention_heatmap
 from course_lib.plots.fonts import devanagari_font
+
+SUPTITLE_SIZE = 13  # points; the panels' titles are 12 with Devanagari, 10 otherwise
 
 
 def _as_example(example, index):
@@ -91,8 +94,10 @@ def attention_grid(examples, ncols=3, fontproperties=None, cell_size=2.6, suptit
                          pad=30 if xlabel else 18)  # Devanagari at its readable size, as the tick labels
     for ax in list(axes.flat)[len(examples):]:
         ax.axis("off")
-    if suptitle:
-        figure.suptitle(suptitle, fontproperties=fontproperties)
+    if suptitle:  # larger than the panels' titles (a font object alone would leave it at 10 points)
+        title_font = fontproperties.copy() if fontproperties is not None else FontProperties()
+        title_font.set_size(SUPTITLE_SIZE)
+        figure.suptitle(suptitle, fontproperties=title_font)
     figure.tight_layout()
     drawn = list(axes.flat)[: len(examples)]
     _size_row_labels(figure, drawn, examples, min_label_size, max_label_size)
