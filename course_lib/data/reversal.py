@@ -5,6 +5,8 @@ The correct alignment is known exactly: output step t copies input position
 L-1-t (the anti-diagonal), which makes the task a clean test of attention.
 """
 
+import itertools
+
 import numpy as np
 
 from course_lib.counts import check_count
@@ -15,6 +17,7 @@ SPECIAL_TOKENS = ["<pad>", "<GO>", "<stop>", "<unk>"]
 DIGIT_OFFSET = len(SPECIAL_TOKENS)
 VOCAB = SPECIAL_TOKENS + [str(d) for d in range(10)]
 VOCAB_SIZE = len(VOCAB)
+TEST_SIZE = 500  # strings of each length in the lecture's test sets, all kept out of training by default
 
 
 def encode_digits(digits):
@@ -58,7 +61,7 @@ def check_lengths(min_length, max_length):
         )
 
 
-def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=500):
+def training_batches(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=TEST_SIZE):
     """Yields `({"source", "target_in"}, target_out)` with one length per batch.
 
     No training string is one of the evaluation strings (`test_set(length,
@@ -101,14 +104,14 @@ def _among(numbers, sorted_numbers):
     return sorted_numbers[places] == numbers
 
 
-def test_set(length, count=500, seed=1234):
+def test_set(length, count=TEST_SIZE, seed=1234):
     """A fixed set of `count` strings of one length, (source, target_out)."""
     rng = np.random.default_rng(seed + length)
     source, _, target_out = make_examples(random_digits(rng, count, length))
     return source, target_out
 
 
-def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=500):
+def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, held_out=TEST_SIZE):
     """The training batches as a `tf.data.Dataset` with variable length.
 
     The dataset knows its `num_batches`, so `fit(dataset, epochs=...)` shows the
@@ -117,8 +120,6 @@ def as_dataset(num_batches, batch_size=64, min_length=5, max_length=10, seed=0, 
     `training_batches(..., seed)`, pass k > 0 uses the seed `(seed, k)`, so a
     run is reproducible and a second epoch does not repeat the first.
     """
-    import itertools
-
     import tensorflow as tf
 
     spec = (

@@ -76,13 +76,14 @@ class BuildsSublayers:
         """
         if keras.backend.backend() != "tensorflow" or self.distribute_strategy.num_replicas_in_sync < 2:
             return
-        data_batch = x.element_spec if hasattr(x, "element_spec") else (x, y)
+        if hasattr(x, "element_spec"):
+            data_batch = x.element_spec
+        else:
+            data_batch = (x, y)
+            if not all(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in keras.tree.flatten(data_batch)):
+                return  # a generator, lists, or no targets: left to Keras
         if not isinstance(data_batch, tuple) or len(data_batch) < 2 or data_batch[1] is None:
             return  # no targets to build the loss from: Keras says what is missing
-        if not hasattr(x, "element_spec"):
-            leaves = keras.tree.flatten(data_batch)
-            if not leaves or not all(hasattr(leaf, "shape") and hasattr(leaf, "dtype") for leaf in leaves):
-                return
         build_from_spec(self, data_batch)
 
     def get_build_config(self):

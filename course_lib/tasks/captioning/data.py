@@ -14,6 +14,12 @@ def load_shapes_parts(settings):
                        seed=settings.get("seed", 0))
 
 
+def received_files(images, captions):
+    """`images=..., captions=...` for a message refusing one given without the other (None shown bare)."""
+    return ", ".join(f"{name}={None if value is None else str(value)!r}"
+                     for name, value in (("images", images), ("captions", captions)))
+
+
 def load_flickr_parts(settings, image_size):
     from course_lib.data.flickr8k import load_flickr8k
 

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs
+from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs, received_files
 from course_lib.tasks.run_files import committing, finish_commit
 from course_lib.text.vocabulary import Vocabulary
 
@@ -70,9 +70,7 @@ def evaluation_data(settings, images=None, captions=None):
     if images is not None or captions is not None:
         if images is None or captions is None:
             raise ValueError(
-                "Give both --images and --captions, or neither. Received: "
-                f"images={None if images is None else str(images)!r}, "
-                f"captions={None if captions is None else str(captions)!r}"
+                f"Give both --images and --captions, or neither. Received: {received_files(images, captions)}"
             )
         settings.update({"dataset": "flickr8k", "images": str(images), "captions": str(captions)})
     elif settings["dataset"] == "flickr8k" and not (Path(settings["images"]).is_dir()

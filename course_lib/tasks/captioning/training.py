@@ -8,7 +8,9 @@ import numpy as np
 from course_lib.compiling import training_jit_compile
 from course_lib.data.captions import caption_arrays, caption_vocabulary
 from course_lib.tasks.captioning.config import DECODER_CHOICES, settings_for
-from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs, resolve_encoder
+from course_lib.tasks.captioning.data import (
+    load_flickr_parts, load_shapes_parts, model_inputs, received_files, resolve_encoder,
+)
 from course_lib.tasks.captioning.model import CaptioningRun, build_captioner
 
 
@@ -46,9 +48,7 @@ def train_captioning(dataset="shapes", decoder="attention", encoder="small", pro
         raise ValueError(f"`decoder` must be one of {DECODER_CHOICES}. Received: decoder={decoder!r}")
     if dataset == "flickr8k" and (images is None or captions is None):
         raise ValueError(
-            "Flickr8k training needs both --images and --captions. Received: "
-            f"images={None if images is None else str(images)!r}, "
-            f"captions={None if captions is None else str(captions)!r}"
+            f"Flickr8k training needs both --images and --captions. Received: {received_files(images, captions)}"
         )
     settings = settings_for(dataset, profile, epochs=epochs, **overrides)
     settings.update({"decoder": decoder, "encoder": encoder, "seed": seed, "weights": weights,
