@@ -61,10 +61,16 @@ def test_translation_quality_refuses_options_that_do_not_go_together_before_load
     assert "apply to the attentional decoder only" in finished.stderr and "Traceback" not in finished.stderr
 
 
-def test_the_jax_transliteration_script_refuses_words_wider_than_its_widest_shape():
+def _aksharantar_jax_module():
+    """The JAX transliteration benchmark as a module (it imports JAX only when it trains)."""
     spec = importlib.util.spec_from_file_location("aksharantar_jax", BENCHMARKS / "transliteration_aksharantar_jax.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_the_jax_transliteration_script_refuses_words_wider_than_its_widest_shape():
+    module = _aksharantar_jax_module()
     widest = module.WIDTHS[-1]
     module._check_widths(np.array([3, widest]), "words")  # the widest shape holds them
     with pytest.raises(ValueError, match=rf"up to {widest + 1} tokens \(1 too long\)"):
@@ -72,9 +78,7 @@ def test_the_jax_transliteration_script_refuses_words_wider_than_its_widest_shap
 
 
 def test_the_jax_transliteration_dev_split_keeps_each_word_on_one_side_with_all_its_spellings():
-    spec = importlib.util.spec_from_file_location("aksharantar_jax", BENCHMARKS / "transliteration_aksharantar_jax.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _aksharantar_jax_module()
     source = np.array([[1, 0], [2, 0], [3, 4], [2, 0], [5, 0], [3, 4]])  # words: a, b, cd, b, e, cd
     target = np.array([[11], [12], [13], [22], [15], [23]])
     train_source, train_target, dev_source, references = module.split_dev_words(source, target, 2, lambda row: str(row[0]))
