@@ -86,6 +86,13 @@ def _look_at_objects(data, masks, alignments, n):
         alignments[n, position, np.flatnonzero(masks[n, k])[0]] = 1.0
 
 
+def _all_differ(data, n):
+    """Image `n`'s objects all differ in colour and all differ in shape."""
+    present = data.shapes[n] >= 0
+    return (len(set(data.colours[n][present].tolist())) == present.sum()
+            and len(set(data.shapes[n][present].tolist())) == present.sum())
+
+
 def _showcase_data():
     data = generate_shapes(40, seed=5)
     masks = object_location_masks(data.boxes, data.image_size, 6, 6)
@@ -109,11 +116,13 @@ def test_showcase_prefers_exact_captions_then_one_object_per_phrase_then_hits():
     assert words == object_word_hits(data.captions[best].split(), alignments[best], data.colours[best],
                                      data.shapes[best], masks[best], COLOUR_NAMES, SHAPES)
     assert all(word["hit"] for word in words)
-    # A wrong caption loses to any exact one, however well it looks: the first exact candidate wins the tie.
+    # A wrong caption loses to any exact one, however well it looks: the exact candidates tie on hits (none),
+    # and the first whose objects all differ in colour and shape wins.
     captions = list(data.captions)
     captions[best] = captions[best].replace(" above ", " left of ") if " above " in captions[best] \
         else captions[best].replace(" left of ", " above ")
-    assert pick_showcase_image(data, captions, alignments, (6, 6))[0] == distinct[0]
+    assert pick_showcase_image(data, captions, alignments, (6, 6))[0] == next(
+        n for n in distinct if _all_differ(data, n))
     # An image with two alike objects ("a blue triangle left of a blue triangle") looks at them as well, but
     # there a hit may be on the other one: an image whose phrases each name one object wins the tie.
     alike = next(n for n in several if n not in distinct and n < best)
@@ -123,6 +132,24 @@ def test_showcase_prefers_exact_captions_then_one_object_per_phrase_then_hits():
     single = data.subset([n for n in range(len(data)) if (data.shapes[n] >= 0).sum() == 1])
     with pytest.raises(ValueError, match="two or more objects"):
         pick_showcase_image(single, single.captions, np.zeros((len(single), 8, 36)), (6, 6))
+
+
+def test_showcase_breaks_a_tie_of_hits_for_objects_that_all_differ():
+    data, masks, alignments, distinct, _, _ = _showcase_data()
+    differ = [n for n in distinct if _all_differ(data, n)]
+    shared = [n for n in distinct if n not in differ]  # e.g. "a blue square above a green triangle above a yellow square"
+    assert differ and shared and shared[0] < differ[-1]
+    # Both look at every object they name (hit share 1.0): the image whose objects all differ in colour
+    # and in shape wins, though the other comes first.
+    _look_at_objects(data, masks, alignments, shared[0])
+    _look_at_objects(data, masks, alignments, differ[-1])
+    index, words = pick_showcase_image(data, data.captions, alignments, (6, 6))
+    assert index == differ[-1] and all(word["hit"] for word in words)
+    # More hits still come first: one object word of that image now looks at empty ground.
+    position = object_words(data.captions[index].split(), COLOUR_NAMES, SHAPES)[0][0]
+    alignments[index, position] = 0.0
+    alignments[index, position, np.flatnonzero(~masks[index].any(axis=0))[0]] = 1.0
+    assert pick_showcase_image(data, data.captions, alignments, (6, 6))[0] == shared[0]
 
 
 def test_showcase_refuses_mismatched_input():

@@ -11,7 +11,10 @@ def pick_showcase_image(part, captions, alignments, grid):
     this order: an image captioned exactly; one where every object phrase
     names exactly one object of the image (so a hit means the very object);
     the largest share of object words whose largest weight lies on a named
-    object (`metrics.captioning.object_word_hits`). Ties go to the first image.
+    object (`metrics.captioning.object_word_hits`); then one whose objects
+    all differ in colour and all differ in shape (so each colour or shape
+    word, drawn in a panel of its own, fits one object: with two green
+    shapes the white of "green" may cover both). Ties go to the first image.
 
     Args:
         part: the `ShapesSplit` the captions were generated for.
@@ -50,11 +53,18 @@ def pick_showcase_image(part, captions, alignments, grid):
         raise ValueError("No image has two or more objects and a caption naming one of them. "
                          f"Received: {len(part)} images")
 
+    def all_differ(index):
+        present = np.asarray(part.shapes[index]) >= 0  # (3,)
+        colours = np.asarray(part.colours[index])[present]
+        shapes = np.asarray(part.shapes[index])[present]
+        return len(set(colours.tolist())) == len(colours) and len(set(shapes.tolist())) == len(shapes)
+
     def preference(index):
         return (
             captions[index].lower().split() == part.captions[index].lower().split(),  # captioned exactly
             all(len(word["named"]) == 1 for word in judged[index]),  # every phrase names one object
             float(np.mean([word["hit"] for word in judged[index]])),  # looked at the named object most often
+            all_differ(index),  # every colour word and every shape word fits one object
         )
 
     index = max(judged, key=preference)
