@@ -39,7 +39,7 @@ def greedy_decode(decoder, memory, start_state, start_id, stop_id, max_length, p
 
     def body(carry, _):
         previous, state, finished, total = carry
-        logits, new_state, weights = decoder.step(previous, state, memory)  # (batch, vocab)
+        logits, new_state, weights = decoder.step(previous, state, memory)  # logits: (batch, vocab)
         log_probs = ops.log_softmax(ops.cast(logits, dtype), axis=-1)  # (batch, vocab)
         # <pad> and <GO> are never written: they are not words of the output.
         vocab_ids = ops.arange(ops.shape(logits)[-1], dtype="int32")  # (vocab,)

@@ -328,20 +328,20 @@ class HierarchicalAttentionEncoder(_HierarchyBase):
         embedded, flat_mask, word_mask, sentence_mask = self._fold(documents)
         word_states = run_recurrent(
             self.word_rnn, embedded, flat_mask, training=training
-        )  # (batch*S, W, 2*word_units)
+        )  # (batch*S, W, dirs*word_units)
         sentence_vectors, flat_word_weights = self.word_attention(
             word_states, mask=flat_mask
-        )  # (batch*S, 2*word_units), (batch*S, W)
-        sentence_vectors = self._unfold(sentence_vectors, documents)  # (batch, S, 2*word_units)
+        )  # (batch*S, dirs*word_units), (batch*S, W)
+        sentence_vectors = self._unfold(sentence_vectors, documents)  # (batch, S, dirs*word_units)
         word_weights = self._unfold(flat_word_weights, documents)  # (batch, S, W)
         sentence_states = run_recurrent(
             self.sentence_rnn, sentence_vectors, sentence_mask, training=training
-        )  # (batch, S, 2*sentence_units)
+        )  # (batch, S, dirs*sentence_units)
         # Padded sentences: zero states, so nothing downstream can read them.
         sentence_states = sentence_states * ops.cast(sentence_mask[:, :, None], sentence_states.dtype)
         document, sentence_weights = self.sentence_attention(
             sentence_states, mask=sentence_mask
-        )  # (batch, 2*sentence_units), (batch, S)
+        )  # (batch, dirs*sentence_units), (batch, S)
         return {
             "document": document,
             "sentence_states": sentence_states,

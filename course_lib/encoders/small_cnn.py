@@ -24,7 +24,7 @@ class SmallCNNEncoder(keras.layers.Layer):
 
     A stack of blocks `(conv 3x3 -> ReLU) x convs_per_block -> max-pool 2x2`
     (one block per entry of `filters`) turns a `(size, size, 3)` image into an
-    `H x W x C` map, with `H = size / 2**len(filters)`. Its `H * W` cells are the
+    `H x W x C` map, with `H = size // 2**len(filters)` (each pooling rounds down). Its `H * W` cells are the
     locations `a_j` an attentional decoder reads (VGG16's conv5 plays this
     role in the lecture, with 14 x 14 = 196 locations). The map is also
     flattened and passed through a dense ReLU layer: that is the analogue of

@@ -109,7 +109,8 @@ def character_error_rate(predictions, references):
 
     Characters are Unicode code points, so a matra or a virama counts as one
     character, as in the character vocabularies. With several accepted
-    references the closest one is used.
+    references the one with the lowest edit rate (edits / its length; the
+    shorter on a tie) is used.
     """
     predictions = _prediction_list(predictions)
     refs = as_reference_lists(references, len(predictions))

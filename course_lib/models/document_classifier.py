@@ -231,7 +231,10 @@ class DocumentClassifier(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, k
         return self.classifier(self.dropout(document, training=training))  # (batch, num_classes)
 
     def explain(self, documents):
-        """Probabilities and attention weights (NumPy), `training=False`.
+        """Probabilities and the encoder's attention weights (NumPy), `training=False`.
+
+        `word_weights` and `sentence_weights` where the encoder has them; the
+        plain hierarchical encoder (`encoder="plain"`) has none.
 
         For the flat baseline the sentence weights are the sums of its word
         weights over each sentence (it has no sentence level of its own).

@@ -1,6 +1,6 @@
 """The RNN language model: `P(y_t | y_<t) = softmax(V s_t + c)`.
 
-    s_t = sigma(W s_{t-1} + U x_t + b)        (cell = "rnn"; or a GRU / LSTM)
+    s_t = tanh(W s_{t-1} + U x_t + b)         (cell = "rnn"; or a GRU / LSTM)
     P(y_t = j | y_1 ... y_{t-1}) = softmax(V s_t + c)_j
 
 `s_0` is not computed from anything: it is a trainable weight, initialised
@@ -108,7 +108,7 @@ class RNNLanguageModel(keras.layers.Layer):
         output, new_states = self.rnn.cell(embedded, list(states), training=False)
         if not isinstance(new_states, (list, tuple)):
             new_states = [new_states]
-        return self.output_layer(output), list(new_states)  # (batch, vocab)
+        return self.output_layer(output), list(new_states)  # logits: (batch, vocab)
 
     def compute_mask(self, tokens, mask=None):
         return None

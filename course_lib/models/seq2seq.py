@@ -73,8 +73,8 @@ class Seq2Seq(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, CompilesWith
         inputs: for training and evaluation, `{"source": (batch, src_len),
             "target_in": (batch, tgt_len)}` (and `"alignment"` when the
             attention is supervised), where `target_in` is `<GO>` followed by
-            the target; for decoding, the sources alone, a `(batch, src_len)`
-            tensor or `{"source": ...}`.
+            the target (or the pair `(source, target_in)`); for decoding, the
+            sources alone, a `(batch, src_len)` tensor or `{"source": ...}`.
         training: Python boolean: scheduled sampling and the
             supervised-attention loss act only in training.
 

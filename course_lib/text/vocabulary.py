@@ -177,7 +177,7 @@ class Vocabulary:
         return tokens
 
     def decode(self, ids):
-        """Ids of one sequence `(len,)` to a string (words joined by spaces)."""
+        """Ids of one sequence `(len,)` to a string: tokens joined by `separator` (a space, or nothing for characters)."""
         ids = np.asarray(ids)
         if ids.ndim != 1:
             raise ValueError(f"`decode` takes one sequence (len,); use `decode_batch`. Received: shape={ids.shape}")

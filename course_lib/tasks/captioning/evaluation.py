@@ -80,9 +80,11 @@ def evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=1):
     Returns:
         `(metrics, captions, alignments)`; metrics hold `bleu1`..`bleu4` (0-100,
         `score_captions`: references cleaned like the training captions),
-        `distinct_captions` and, on the shapes data, `exact_match` and
-        `attention_on_object` (with its colour/shape split, and
-        `attention_on_object_chance`, the rate of a look at a random location).
+        `distinct_captions`, `images` (how many were captioned) and, on the
+        shapes data, `exact_match` and, for an attentional decoder,
+        `attention_on_object` (with its colour/shape split,
+        `attention_on_object_chance`, the rate of a look at a random location,
+        and `attention_on_object_words`, how many words the rates are over).
     """
     from course_lib.metrics.captioning import attention_on_object, distinct_caption_rate, exact_caption_match
 

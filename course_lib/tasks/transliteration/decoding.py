@@ -21,8 +21,9 @@ def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, 
         A dict: `predictions` (best strings), `candidates` (per word the
         beam's strings, best first; one with greedy decoding), `alignments`
         (per word `(output steps, source letters)` of the best output, cut to
-        its length and `<stop>` included), `sources` (the roman letters),
-        `attention` (False for a plain encoder-decoder, or an ensemble with
+        its length and `<stop>` included), `scores` (per word the beam's
+        scores of `candidates`, or `[log-probability]` of the greedy output),
+        `sources` (the roman letters), `attention` (False for a plain encoder-decoder, or an ensemble with
         one: its alignments are zeros, which `heatmap_examples` refuses).
     """
     from course_lib.data.buckets import batched_generate

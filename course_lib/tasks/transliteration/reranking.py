@@ -146,9 +146,11 @@ def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
             computed (to try several weights without running the model again).
 
     Returns:
-        A copy of `decoded` whose `candidates`, `scores` and `predictions`
-        follow the new order (`alignments` are dropped: they belong to the old
-        best candidates), with the reranker's `reranker_log_probs` per candidate.
+        A copy of `decoded` whose `candidates` and `predictions` follow the
+        new order and whose `scores` are the combined scores
+        (`decoding.rerank.rerank_scores`), sorted best first (`alignments` are
+        dropped: they belong to the old best candidates), with the reranker's
+        `reranker_log_probs` per candidate.
     """
     from course_lib.decoding.rerank import rerank_scores
 
