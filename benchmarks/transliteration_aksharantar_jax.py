@@ -352,7 +352,7 @@ def main(argv=None):
     t.add_argument("--target-noise", type=float, default=0.0, help="share of decoder inputs set to <unk>")
     t.add_argument("--label-smoothing", type=float, default=0.0)
     t.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (0: Adam)")
-    t.add_argument("--dev", type=int, default=0, help="hold out the last N training pairs to pick the best epoch")
+    t.add_argument("--dev", type=int, default=0, help="hold out the last N distinct training words (all their rows) to pick the best epoch")
     t.add_argument("--dev-every", type=positive_int, default=5)
     t.add_argument("--limit", type=positive_int, help="use only the first N training pairs (smoke test)")
     t.add_argument("--model-seed", type=int, default=None, help="initial weights and batch order (ensemble members)")
