@@ -240,6 +240,23 @@ def test_a_group_counts_with_all_its_documents_and_the_class_of_its_first():
         assert {0, 1} <= set(parts["test"]) and len(parts["test"]) == 4, (seed, parts)
 
 
+def test_a_story_and_its_longer_update_are_versions_of_one_article():
+    # The update repeats the whole story and adds twice as much again: every 5-gram of the story is in
+    # the update (share 1.0 of the shorter one), but only a third of their union (Jaccard 0.34).
+    story = ("the council said on tuesday that the old bridge over the river would close for repairs "
+             "next month and that buses would run on a new route while the work went on")
+    update = story + (" and on friday engineers found cracks in two of its supports so the closure will now "
+                      "last until the summer and the ferry will carry cyclists across the water for free")
+    other = "the orchestra played three new pieces at the festival and the audience asked for more"
+    shared_texts = [story, update + " the mayor has asked the government for money to pay for the work "
+                                    "and a decision is expected before the end of the year", other]
+    # Grouped by the share of the shorter document's 5-grams (a Jaccard threshold of 0.5 left them apart).
+    assert duplicate_groups(shared_texts).tolist() == [0, 0, 2]
+    # Below the threshold they stay apart: nine words of the story then others (share 0.24).
+    half = " ".join(story.split()[:9]) + " and then the weather turned cold and wet for the rest of the week in town"
+    assert duplicate_groups([half, update]).tolist() == [0, 1]
+
+
 def test_empty_titles_group_nothing():
     groups = duplicate_groups(["one article here", "another story there", "a third"], titles=["", "  ", ""],
                               min_overlap=None)
