@@ -131,7 +131,9 @@ def setup_cell_source(root=ROOT):
         "# a GPU), and \"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\".\n"
         "# They are harmless start-up notices, not errors.\n"
         "# A lecture's training cells end with `assert`s on what the run learned. If one fails in your run, that is\n"
-        "# the course's check, not your mistake: run the notebook again, and tell the course staff if it fails twice."
+        "# the course's check, not your mistake: run the notebook again, and tell the course staff if it fails twice.\n"
+        "# In an assignment, an `assert` whose message says \"your ...\" compares your own function with the course's:\n"
+        "# that one points at your code."
     )
 
 
