@@ -131,6 +131,8 @@ def render(entries=ENTRIES, root=ROOT):
         "(4 Dec 2026); for an assignment, from its complete solution notebook. A fast time is the wall time of",
         "`pytest --nbval-lax` on the one notebook, a full time that of one top-to-bottom run of it (nbclient); both include",
         "starting the kernel. A Colab runtime without a GPU has 2 cores as well, often slower ones: expect longer runs there.",
+        "On a slower 2-core AMD EPYC the full runs took up to about twice as long (lecture 1: 19.5 min, lecture 6: 30.4 min;",
+        "`docs/gallery.md`'s `figures.json`): on a CPU, plan for up to half an hour for the longest lectures.",
         "\"not measured\" means nobody has timed it yet. Rerun `python tools/course_map.py` after editing the list.",
         "A notebook marked GPU in the Colab column trains models in the full profile: its link opens it on a GPU runtime",
         "(a T4, asked for in the notebook's metadata). When Colab has no GPU to give, \"Connect without GPU\" runs it on the",
