@@ -67,7 +67,8 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
     sizes = np.bincount(groups)
     if sizes.max(initial=0) > 1:
         print(f"{int(sizes[sizes > 1].sum())} documents are versions of {int(np.sum(sizes > 1))} articles (the same "
-              "title or mostly the same words); each article's versions are kept in one part of the split")
+              "title, or half of the shorter one's word 5-grams in the other); each article's versions are kept in one "
+              "part of the split")
     parts = split_indices(documents.labels, valid_fraction=0.1, test_fraction=0.2, seed=seed, groups=groups)
     splits = {name: documents.subset(idx) for name, idx in parts.items()}
     splits["all"] = documents
