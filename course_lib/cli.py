@@ -75,7 +75,13 @@ def main(argv=None):
         else:  # (a pipe of the command's own, to a kernel say, is an error like any other)
             print(f"course-lib: error: {error}", file=sys.stderr)
             result = 2
-    except BaseException:  # an unexpected error, or Ctrl-C
+    except KeyboardInterrupt:  # Ctrl-C: say what is kept instead of a traceback from inside TensorFlow
+        release_unused_claims()
+        print("course-lib: interrupted. A translation or transliteration run keeps its last saved epoch and "
+              "resumes from it when the same command is run again; other commands save nothing until they "
+              "finish.", file=sys.stderr)
+        return 130
+    except BaseException:  # an unexpected error
         release_unused_claims()
         raise
     if result:  # a failed command leaves no empty run folder behind

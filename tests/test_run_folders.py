@@ -158,8 +158,7 @@ def interrupted_transliteration(tmp_path_factory):
     patch = pytest.MonkeyPatch()
     patch.setattr(transliteration_runs, "save_run", save_once)
     try:
-        with pytest.raises(KeyboardInterrupt):
-            main(command)
+        assert main(command) == 130  # the command says it was interrupted, with no traceback
     finally:
         patch.undo()
     return SimpleNamespace(out=out, train_file=train_file, command=command)
@@ -183,6 +182,12 @@ def test_a_damaged_transliteration_state_is_named(interrupted_transliteration, t
     assert main(["evaluate", "transliteration", "--model", str(broken), "--test",
                  str(interrupted_transliteration.train_file)]) == 2
     assert str(broken / "training_state.json") in capsys.readouterr().err
+
+
+def test_transliterate_refuses_an_empty_word_instead_of_dropping_it(interrupted_transliteration, capsys):
+    # Dropped, the output had one line for three inputs: the lines no longer matched the words.
+    assert main(["transliterate", "--model", str(interrupted_transliteration.out), "", "ab", "  "]) == 2
+    assert "words [0, 2] (counting from 0) are empty or white space. Received: ['', 'ab', '  ']" in capsys.readouterr().err
 
 
 def test_a_finished_transliteration_run_asked_for_fewer_epochs_is_left_alone(interrupted_transliteration, capsys):

@@ -1,6 +1,9 @@
-"""One way for every subclassed model here to create its weights."""
+"""One way for every subclassed model here to create its weights (and to refuse a diverged fit)."""
+
+import math
 
 import keras
+import numpy as np
 
 
 class BuildsSublayers:
@@ -54,7 +57,14 @@ class BuildsSublayers:
         return super().make_train_function(force)
 
     def fit(self, x=None, y=None, *args, **kwargs):
+        """Keras's `fit`, stopped with a `ValueError` when the loss stops being a finite number.
+
+        `RefuseNonFiniteLoss` runs first at the end of every epoch, before any
+        other callback, so a checkpoint callback never saves a diverged model
+        over the last good one.
+        """
         self.build_from_data(x, y)
+        kwargs["callbacks"] = [RefuseNonFiniteLoss(), *(kwargs.get("callbacks") or ())]
         return super().fit(x, y, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
@@ -106,3 +116,28 @@ def build_from_spec(model, data_batch):
         if hasattr(model, "build_sublayers") and not model.built:
             model.build()
         model._symbolic_build(data_batch=data_batch)
+
+
+class RefuseNonFiniteLoss(keras.callbacks.Callback):
+    """Ends `fit` with a `ValueError` at the end of an epoch whose mean loss is NaN or infinite.
+
+    A learning rate far too large makes the loss overflow; Keras would train
+    on and save a model whose weights are NaN, which then decodes empty
+    strings without an error. Raised at the epoch's end (one check per epoch,
+    no cost per step), before the callbacks after it, so that epoch is not
+    saved; a run with checkpoints keeps its last good one.
+    """
+
+    def on_epoch_end(self, epoch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or math.isfinite(float(np.asarray(loss))):
+            return
+        rate = getattr(self.model.optimizer, "learning_rate", None)
+        try:
+            rate = f"{float(np.asarray(rate)):.3g}"
+        except (TypeError, ValueError):
+            rate = type(rate).__name__  # a schedule
+        raise ValueError(
+            f"Training diverged: the mean loss of epoch {epoch + 1} is {float(np.asarray(loss))}. That epoch is not "
+            f"saved (an earlier checkpoint, if any, is kept); try a smaller learning rate. Received: learning_rate={rate}"
+        )

@@ -11,11 +11,16 @@ import tempfile
 from pathlib import Path
 
 
+POSITIVE_INT_LIMIT = 2**31 - 1  # TensorFlow keeps step and epoch counters as 32- or 64-bit integers
+
+
 def positive_int(text):
-    """An `argparse` type: a whole number of at least 1 (a count, a size, a beam width).
+    """An `argparse` type: a whole number from 1 to 2**31 - 1 (a count, a size, a beam width).
 
     `0` is refused rather than read as "the default", and a usage error names
-    what was received.
+    what was received. A number too large for TensorFlow's counters used to
+    fail inside it ("Can't convert Python sequence with out-of-range integer
+    to Tensor"), naming no option.
     """
     try:
         value = int(text)
@@ -23,6 +28,8 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, received {text!r}")
+    if value > POSITIVE_INT_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to 2**31 - 1, received {text!r}")
     return value
 
 
@@ -196,6 +203,27 @@ RUN_MARKER = "course_run.json"  # names the task whose run a folder holds
 _NEW_CLAIMS = []  # (folder, whether the claim made it) of markers written by this process
 
 
+# The file that only one task's run holds, beside its model: how a folder saved without a marker (before the
+# marker existed, or by a task's Python function rather than the command line) is recognised. Each task's own
+# constant is checked against this table by the tests.
+OWN_FILES = {
+    "translation": "state.json",
+    "transliteration": "training_state.json",
+    "captioning": "run.json",
+    "documents": "training.json",
+    "reversal": "reversal.keras",
+}
+
+
+def unmarked_run_owner(directory):
+    """The task whose run an unmarked folder holds, recognised by its own file (None: no run, or unclear)."""
+    directory = Path(directory)
+    if (directory / RUN_MARKER).is_file() or not directory.is_dir() or not any(directory.glob("*.keras")):
+        return None
+    owners = [task for task, name in OWN_FILES.items() if (directory / name).is_file()]
+    return owners[0] if len(owners) == 1 else None
+
+
 def _run_owner(marker):
     """The task named by a run folder's marker file (None when the marker is damaged)."""
     try:
@@ -248,11 +276,21 @@ def check_run_of(directory, task, flag="--model", consequence=None):
         flag: the option that named the folder, for the message.
         consequence: what would go wrong, for the message (default: "not a <task> run").
 
+    A folder with no marker is refused when its files are another task's run
+    (`unmarked_run_owner`): a translation run saved before the marker existed
+    used to load as a transliteration model and translate words into sentences.
+
     Returns:
         True when the folder is marked as a run of `task`, False when it has no marker.
     """
     marker = Path(directory) / RUN_MARKER
     if not marker.is_file():
+        owner = unmarked_run_owner(directory)
+        if owner is not None and owner != task:
+            raise ValueError(
+                f"{str(directory)!r} holds a {owner} run (its {OWN_FILES[owner]}); "
+                f"{consequence or f'not a {task} run'}. Received: {flag} {str(directory)!r}"
+            )
         return False
     owner = _run_owner(marker)
     if owner != task:
@@ -276,6 +314,12 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
     """
     received = str(path) if received is None else str(received)
     parent = Path(path).parent
+    unmarked = unmarked_run_owner(parent)
+    if unmarked is not None:  # a run saved without a marker: its model would be replaced all the same
+        raise ValueError(
+            f"{str(parent)!r} holds a {unmarked} run (its {OWN_FILES[unmarked]}); writing {flag} there could "
+            f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
+        )
     marker = parent / RUN_MARKER
     if marker.is_file():
         owner = _run_owner(marker)

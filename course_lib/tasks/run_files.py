@@ -25,13 +25,15 @@ folder after the journal is in place, and again after the files are moved,
 before the journal is removed.
 
 `write_output_file` is the counterpart for a single file a command writes
-outside any run (`--metrics-json`, `--heatmap`, `--overlay`).
+outside any run (`--metrics-json`, `--heatmap`, `--overlay`). `load_saved_model`
+reads a run's `.keras` file and names it when it is damaged.
 """
 
 import json
 import os
 import shutil
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -193,3 +195,21 @@ def write_output_file(path, write):
 def write_json_file(path, data, **dump_options):
     """`write_output_file` for a JSON document (`--metrics-json`)."""
     return write_output_file(path, lambda temporary: Path(temporary).write_text(json.dumps(data, **dump_options)))
+
+
+def load_saved_model(path):
+    """`keras.saving.load_model(path)`, refusing a damaged file by name.
+
+    A `.keras` file is a zip archive. Cut short (a copy or a download that
+    stopped) or emptied, Keras reported it as "File not found" although it is
+    there; here it is a `ValueError` that says the file is damaged.
+    """
+    import keras
+
+    path = Path(path)
+    if path.is_file() and not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{os.fspath(path)!r} is damaged: not a complete .keras file (a zip archive). Train the run again, or "
+            f"copy the file again. Received: a file of {path.stat().st_size} bytes"
+        )
+    return keras.saving.load_model(path)

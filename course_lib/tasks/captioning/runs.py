@@ -5,7 +5,7 @@ from pathlib import Path
 
 from course_lib.tasks.arguments import check_run_of
 from course_lib.tasks.captioning.data import load_flickr_parts, load_shapes_parts, model_inputs, received_files
-from course_lib.tasks.run_files import committing, finish_commit
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
 from course_lib.text.vocabulary import Vocabulary
 
 RUN_FILE = "run.json"  # a trained run's settings and metrics, beside model.keras and vocabulary.json
@@ -35,8 +35,6 @@ def load_run(model_dir, flag="--model"):
     Another task's run (its `course_run.json` says so) is refused by name
     (`flag`: the option that gave the folder), before its files are looked for.
     """
-    import keras
-
     import course_lib.models.captioner  # noqa: F401  (registers the classes)
 
     model_dir = Path(model_dir)
@@ -54,7 +52,7 @@ def load_run(model_dir, flag="--model"):
             f"{str(model_dir)!r} is not a usable captioning run: its {RUN_FILE} is damaged "
             f"({type(error).__name__}: {error}). Train it again with `course-lib train captioning --out DIR`."
         ) from None
-    model = keras.models.load_model(model_dir / "model.keras")
+    model = load_saved_model(model_dir / "model.keras")
     vocabulary = Vocabulary.load(model_dir / "vocabulary.json")
     return model, vocabulary, settings
 

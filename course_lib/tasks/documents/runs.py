@@ -4,7 +4,7 @@ import json
 import os
 
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.run_files import committing, finish_commit
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
 
 MODEL_FILE = "model.keras"
 SETTINGS_FILE = "training.json"
@@ -29,8 +29,6 @@ def load_trained(directory, flag="--model"):
     Another task's run (its `course_run.json` says so) is refused by name
     (`flag`: the option that gave the folder), before its files are looked for.
     """
-    import keras
-
     import course_lib.models.document_classifier  # noqa: F401  (registers the classes)
     from course_lib.text.documents import DocumentPipeline
 
@@ -39,7 +37,7 @@ def load_trained(directory, flag="--model"):
     model_path = os.path.join(directory, MODEL_FILE)
     if not os.path.exists(model_path):
         raise FileNotFoundError(f"No trained document model in {str(directory)!r} ({MODEL_FILE} missing)")
-    model = keras.models.load_model(model_path)
+    model = load_saved_model(model_path)
     pipeline = DocumentPipeline.load(directory)
     with open(os.path.join(directory, SETTINGS_FILE), encoding="utf-8") as handle:
         settings = json.load(handle)

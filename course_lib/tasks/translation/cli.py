@@ -13,7 +13,7 @@ from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
-from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint
+from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint, read_state
 from course_lib.training.profiles import current_profile
 
 TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
@@ -66,7 +66,7 @@ def _train_command(args):
             raise ValueError("--valid needs --train (the generated corpus brings its own validation part).")
         train_pairs = valid_pairs = None
     resuming = has_checkpoint(args.out)
-    saved_config = json.loads((Path(args.out) / STATE_FILE).read_text())["config"] if resuming else {}
+    saved_config = read_state(args.out)["config"] if resuming else {}
     if resuming:
         check_resume_keeps(args.out, saved_config, {
             "units": args.units, "embedding_dim": args.embedding_dim, "learning_rate": args.learning_rate,

@@ -9,7 +9,7 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.run_files import committing, finish_commit
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
 from course_lib.tasks.translation.config import TranslationConfig
 from course_lib.tasks.translation.data import encode_pairs
 from course_lib.text.vocabulary import STOP, Vocabulary
@@ -117,8 +117,6 @@ class Translator:
         Another task's run (its `course_run.json` says so) is refused by name: it
         used to be reported as a translation model with files missing.
         """
-        import keras
-
         directory = Path(directory)
         check_run_of(directory, "translation", flag)
         finish_commit(directory)  # a checkpoint committed but not yet in place: its files, not the earlier ones
@@ -126,14 +124,35 @@ class Translator:
                    if not (directory / name).exists()]
         if missing:
             raise FileNotFoundError(f"{os.fspath(directory)!r} holds no trained translation model (missing {missing}).")
-        state = json.loads((directory / STATE_FILE).read_text())
+        state = read_state(directory)
         if state.get("task") != "translation":
             raise ValueError(f"{os.fspath(directory)!r} holds a model for task {state.get('task')!r}, not translation.")
         import course_lib.models.seq2seq  # noqa: F401  (registers the classes)
 
-        model = keras.models.load_model(directory / MODEL_FILE)
+        model = load_saved_model(directory / MODEL_FILE)
         return cls(model, Vocabulary.load(directory / SOURCE_VOCAB), Vocabulary.load(directory / TARGET_VOCAB),
                    TranslationConfig(**state["config"]), state["epochs_done"], state.get("history"))
+
+
+def read_state(directory):
+    """The run's `state.json` as a dict, refusing a damaged one by name.
+
+    It must be a JSON object with the run's `config` (an object) and
+    `epochs_done`; cut short or edited by hand, it used to end in a
+    `KeyError` or a bare JSON message that named no file.
+    """
+    path = Path(directory) / STATE_FILE
+    text = path.read_text()
+    try:
+        state = json.loads(text)
+        if not isinstance(state, dict):
+            raise ValueError(f"expected a JSON object, found {type(state).__name__}")
+        if not isinstance(state.get("config"), dict) or not isinstance(state.get("epochs_done"), int):
+            raise ValueError("expected its 'config' (an object) and 'epochs_done' (a whole number)")
+    except ValueError as error:
+        raise ValueError(f"{os.fspath(path)!r} is damaged ({error}); train the run again into a new folder. "
+                         f"Received: {text[:80]!r}") from None
+    return state
 
 
 def has_checkpoint(directory):

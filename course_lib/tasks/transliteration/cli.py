@@ -165,9 +165,11 @@ def _transliterate_command(args):
         check_draws_attention(model.attention,
                               f"{str(args.model)!r} holds a plain encoder-decoder (trained with --no-attention)",
                               "leave out --heatmap", f"--heatmap {str(args.heatmap)!r}")
-    words = [w for w in args.words if w.strip()]
-    if not words:
-        raise ValueError(f"Give at least one non-empty word. Received: {args.words!r}")
+    words = list(args.words)
+    empty = [index for index, word in enumerate(words) if not word.strip()]
+    if empty:  # dropped quietly, the output would have fewer lines than the input
+        raise ValueError(f"Every word must hold a letter; words {empty} (counting from 0) are empty or white space. "
+                         f"Received: {args.words!r}")
     unknown = {word: sorted({letter for letter in source_vocab.tokenize([word])[0] if letter not in source_vocab.index})
                for word in words}  # letters outside the model's alphabet (another script, digits...)
     unknown = {word: letters for word, letters in unknown.items() if letters}

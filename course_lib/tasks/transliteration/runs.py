@@ -15,7 +15,7 @@ from pathlib import Path
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.run_files import committing, finish_commit
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
 from course_lib.tasks.transliteration.config import TransliterationConfig
 from course_lib.tasks.transliteration.data import build_vocabularies, encode_pairs, noise_transform
 
@@ -121,8 +121,6 @@ def load_run(model_dir, flag="--model"):
 
     `flag` names the option that gave the folder, for the message that refuses another task's run.
     """
-    import keras
-
     import course_lib.models.seq2seq  # noqa: F401  (registers the classes)
     from course_lib.text.vocabulary import Vocabulary
 
@@ -134,7 +132,7 @@ def load_run(model_dir, flag="--model"):
             f"No trained transliteration model in {os.fspath(model_dir)!r} (expected {MODEL_FILE}); "
             "train one with `course-lib train transliteration --out DIR`."
         )
-    model = keras.saving.load_model(model_dir / MODEL_FILE)
+    model = load_saved_model(model_dir / MODEL_FILE)
     return (
         model,
         Vocabulary.load(model_dir / SOURCE_VOCAB_FILE),
