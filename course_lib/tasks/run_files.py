@@ -26,7 +26,8 @@ before the journal is removed.
 
 `write_output_file` is the counterpart for a single file a command writes
 outside any run (`--metrics-json`, `--heatmap`, `--overlay`). `load_saved_model`
-reads a run's `.keras` file and names it when it is damaged.
+reads a run's `.keras` file and `read_json_object` its JSON state, each naming the
+file when it is damaged.
 """
 
 import json
@@ -213,3 +214,28 @@ def load_saved_model(path):
             f"copy the file again. Received: a file of {path.stat().st_size} bytes"
         )
     return keras.saving.load_model(path)
+
+
+def read_json_object(path, required=()):
+    """A run's JSON file (its state) as a dict, refusing a damaged one by name.
+
+    Args:
+        path: the file.
+        required: `(key, type, description)` entries the object must hold,
+            e.g. `("config", dict, "an object")`.
+
+    Cut short or edited by hand, such a file used to end in a `KeyError` or
+    a bare JSON message that named no file.
+    """
+    text = Path(path).read_text()
+    try:
+        data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"expected a JSON object, found {type(data).__name__}")
+        for key, kind, description in required:
+            if not isinstance(data.get(key), kind):
+                raise ValueError(f"expected its {key!r} ({description})")
+    except ValueError as error:
+        raise ValueError(f"{os.fspath(path)!r} is damaged ({error}); train the run again into a new folder. "
+                         f"Received: {text[:80]!r}") from None
+    return data

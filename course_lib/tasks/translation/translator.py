@@ -9,7 +9,7 @@ import numpy as np
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model, read_json_object
 from course_lib.tasks.translation.config import TranslationConfig
 from course_lib.tasks.translation.data import encode_pairs
 from course_lib.text.vocabulary import STOP, Vocabulary
@@ -141,18 +141,8 @@ def read_state(directory):
     `epochs_done`; cut short or edited by hand, it used to end in a
     `KeyError` or a bare JSON message that named no file.
     """
-    path = Path(directory) / STATE_FILE
-    text = path.read_text()
-    try:
-        state = json.loads(text)
-        if not isinstance(state, dict):
-            raise ValueError(f"expected a JSON object, found {type(state).__name__}")
-        if not isinstance(state.get("config"), dict) or not isinstance(state.get("epochs_done"), int):
-            raise ValueError("expected its 'config' (an object) and 'epochs_done' (a whole number)")
-    except ValueError as error:
-        raise ValueError(f"{os.fspath(path)!r} is damaged ({error}); train the run again into a new folder. "
-                         f"Received: {text[:80]!r}") from None
-    return state
+    return read_json_object(Path(directory) / STATE_FILE,
+                            [("config", dict, "an object"), ("epochs_done", int, "a whole number")])
 
 
 def has_checkpoint(directory):

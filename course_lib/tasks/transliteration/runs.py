@@ -15,7 +15,7 @@ from pathlib import Path
 
 from course_lib.compiling import training_jit_compile
 from course_lib.tasks.arguments import check_run_of
-from course_lib.tasks.run_files import committing, finish_commit, load_saved_model
+from course_lib.tasks.run_files import committing, finish_commit, load_saved_model, read_json_object
 from course_lib.tasks.transliteration.config import TransliterationConfig
 from course_lib.tasks.transliteration.data import build_vocabularies, encode_pairs, noise_transform
 
@@ -103,17 +103,7 @@ def read_state(run_dir):
     """
     finish_commit(run_dir)
     path = Path(run_dir) / STATE_FILE
-    if not path.exists():
-        return {}
-    text = path.read_text()
-    try:
-        state = json.loads(text)
-        if not isinstance(state, dict):
-            raise ValueError(f"expected a JSON object, found {type(state).__name__}")
-    except ValueError as error:
-        raise ValueError(f"{os.fspath(path)!r} is damaged ({error}); train the run again into a new folder. "
-                         f"Received: {text[:80]!r}") from None
-    return state
+    return read_json_object(path) if path.exists() else {}
 
 
 def load_run(model_dir, flag="--model"):
