@@ -80,6 +80,13 @@ def test_clear_errors(tmp_path, capsys):
     assert "--sizes" in capsys.readouterr().err
 
 
+def test_a_csv_of_one_class_is_refused_by_name(tmp_path, capsys):
+    one = tmp_path / "one.csv"  # the model's `num_classes` check used to be the first to say so
+    one.write_text("label,text\n" + "".join(f'sport,"The team won match {i}."\n' for i in range(20)), encoding="utf-8")
+    assert main(["train", "documents", "--data", str(one), "--out", str(tmp_path / "m")]) == 2
+    assert f"at least two classes. Received: {str(one)!r} with the classes ['sport']" in capsys.readouterr().err
+
+
 def test_sizes_are_refused_for_real_data(tmp_path, capsys):
     # `--sizes` sets how many documents are generated; with a CSV it was ignored yet saved in training.json.
     data = tmp_path / "docs.csv"
@@ -111,7 +118,16 @@ def test_tiny_csv_and_empty_file_give_clear_errors(csv_run, tmp_path, capsys):
     wordless.write_text("!!! ... ???\n", encoding="utf-8")
     with pytest.warns(UserWarning):  # the pipeline's own report of an empty document
         assert main(["classify", "--model", str(out), str(wordless)]) == 2
-    assert "no words in these files" in capsys.readouterr().err
+    assert "no word of these files is in the model's vocabulary" in capsys.readouterr().err
+    unknown = tmp_path / "unknown.txt"  # words, none of them known: the class would be the model's guess at nothing
+    unknown.write_text("Zyxwv qwertz plonk.\n", encoding="utf-8")
+    assert main(["classify", "--model", str(out), str(unknown)]) == 2
+    assert f"no word of these files is in the model's vocabulary (another language, or no words at all). " \
+           f"Received: [{str(unknown)!r}]" in capsys.readouterr().err
+    binary = tmp_path / "program.txt"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00 sport match team")
+    assert main(["classify", "--model", str(out), str(binary)]) == 2
+    assert "holds NUL bytes, so it is not text" in capsys.readouterr().err
 
 
 def test_classify_with_the_plain_encoder_names_no_sentence(tmp_path, capsys):

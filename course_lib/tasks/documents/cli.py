@@ -19,6 +19,7 @@ from course_lib.tasks.documents.evaluation import classify_texts, evaluate_docum
 from course_lib.tasks.documents.runs import SETTINGS_FILE, load_trained
 from course_lib.tasks.documents.training import train_documents
 from course_lib.tasks.run_files import write_json_file
+from course_lib.text.vocabulary import UNK
 
 
 # Printed after training and evaluating; planted top-1 with the count of documents it was scored on.
@@ -80,13 +81,16 @@ def _classify_command(args):
         text, used_fallback = read_text(name)
         if not text.strip():
             raise ValueError(f"Nothing to classify: the file is empty. Received: {name!r}")
+        if "\x00" in text:  # an executable or an image read as Windows-1252 would still get a class
+            raise ValueError(f"Nothing to classify: the file holds NUL bytes, so it is not text. Received: {name!r}")
         if used_fallback:
             print(f"{name}: not valid UTF-8, read as {FALLBACK_NOTE}")
         texts.append(text)
     results, _ = classify_texts(model, pipeline, settings["class_names"], texts)
-    wordless = [name for name, result in zip(args.files, results) if not np.any(result["ids"])]
-    if wordless:  # all padding: the "class" would be the model's answer to nothing
-        raise ValueError(f"Nothing to classify: no words in these files. Received: {wordless}")
+    wordless = [name for name, result in zip(args.files, results) if not np.any(result["ids"] > UNK)]
+    if wordless:  # all padding or unknown words: the "class" would be the model's answer to nothing it knows
+        raise ValueError("Nothing to classify: no word of these files is in the model's vocabulary (another language, "
+                         f"or no words at all). Received: {wordless}")
     for name, result in zip(args.files, results):
         weights = result["sentence_weights"]
         top = int(np.argmax(weights)) if len(weights) else "none (this encoder has no sentence attention)"

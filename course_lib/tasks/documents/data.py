@@ -59,6 +59,11 @@ def load_splits(data=None, seed=0, sizes=None, class_names=None):
         documents = load_csv_documents(data, class_names=class_names)
     if documents.fallback_files:
         print(f"{len(documents.fallback_files)} file(s) decoded as {FALLBACK_NOTE}: {documents.fallback_files[:5]}")
+    if len(documents.class_names) < 2:  # a classifier of one class has nothing to learn
+        raise ValueError(
+            f"Classifying needs documents of at least two classes. Received: {str(data)!r} with the classes "
+            f"{list(documents.class_names)}"
+        )
     documents, dropped = without_duplicates(documents)
     if dropped:
         print(f"{dropped} duplicate document(s) left out (the same text as an earlier one), so that no text is "
