@@ -38,6 +38,16 @@ def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
     assert main(["caption", "--model", str(out), str(image_path), "--overlay", str(overlay)]) == 0
     printed = capsys.readouterr().out
     assert "shape.png: " in printed and overlay.is_file() and overlay.stat().st_size > 1000
+    # Two images write overlay_0.png and overlay_1.png; a folder in the way of the second is refused before any
+    # work (it used to stop the command after writing the first).
+    (tmp_path / "overlays" / "overlay_1.png").mkdir()
+    assert main(["caption", "--model", str(out), str(image_path), str(image_path), "--overlay", str(overlay)]) == 2
+    captured = capsys.readouterr()
+    assert f"--overlay would write {str(tmp_path / 'overlays' / 'overlay_1.png')!r}, which is a folder" in captured.err
+    assert captured.out == "" and not (tmp_path / "overlays" / "overlay_0.png").exists()
+    two = tmp_path / "two" / "pair.png"
+    assert main(["caption", "--model", str(out), str(image_path), str(image_path), "--overlay", str(two)]) == 0
+    assert sorted(p.name for p in two.parent.iterdir()) == ["pair_0.png", "pair_1.png"]
     assert main(["caption", "--model", str(out), str(tmp_path / "nope.png")]) == 2  # clear error, no crash
     capsys.readouterr()
     assert main(["train", "captioning", "--decoder", "attention", "--train-size", "20", "--epochs", "1",

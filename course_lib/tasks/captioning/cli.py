@@ -111,9 +111,20 @@ def _check_images_exist(names):
                                 f"{'s' if len(folders) > 1 else ''}: " + ", ".join(repr(str(name)) for name in folders))
 
 
+def _overlay_paths(overlay, count):
+    """Where `--overlay` puts the overlays of `count` captioned images: the name itself for one, else NAME_i."""
+    overlay = Path(overlay)
+    return [overlay] if count == 1 else [overlay.with_name(f"{overlay.stem}_{i}{overlay.suffix}") for i in range(count)]
+
+
 def _caption_command(args):
     if args.overlay:  # before the model is loaded: another run's files are never replaced
         check_file_outside_runs(args.overlay, "--overlay", args.model)
+        # Every name it may write, before any work: a folder in the way used to stop the command half-way.
+        for path in {*_overlay_paths(args.overlay, 1), *_overlay_paths(args.overlay, len(args.images))}:
+            if path.is_dir():
+                raise ValueError(f"--overlay would write {str(path)!r}, which is a folder. "
+                                 f"Received: --overlay {str(args.overlay)!r}")
     _check_images_exist(args.images)
     model, vocabulary, settings = load_run(args.model)
     if args.overlay:  # before anything is captioned (a plain decoder's overlay used to be skipped, exit 0)
@@ -133,9 +144,7 @@ def _caption_command(args):
 
         from course_lib.plots.captioning import attention_overlay_grid
 
-        overlay = Path(args.overlay)
-        for index, (name, caption) in enumerate(zip(kept, captions)):
-            path = overlay if len(kept) == 1 else overlay.with_name(f"{overlay.stem}_{index}{overlay.suffix}")
+        for path, name, caption, index in zip(_overlay_paths(args.overlay, len(kept)), kept, captions, range(len(kept))):
             words = caption.split()
             if len(words) < len(alignments[index]):
                 words.append("<stop>")  # the step that chose to stop looked somewhere too
