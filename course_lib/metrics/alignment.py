@@ -105,11 +105,16 @@ def attention_agreement(alignments, gold_alignments, target_lengths=None, source
             right = np.isin(np.arange(matrix.shape[1]), sorted(links))  # (src_len,)
             hits += float(tied_argmax_credit(matrix[step], right))  # a tie splits the credit (`metrics.ties`)
     if counted == 0:
-        raise ValueError(
-            "No target word has a gold link; the agreement is undefined. "
-            f"Received: len(gold_alignments)={len(gold_alignments)}, with {looked_at} target words read"
-        )
+        raise _no_gold_links(gold_alignments, looked_at)
     return hits / counted
+
+
+def _no_gold_links(gold_alignments, words_read):
+    """The error of an agreement over no linked target word (both agreements raise it)."""
+    return ValueError(
+        "No target word has a gold link; the agreement is undefined. "
+        f"Received: len(gold_alignments)={len(gold_alignments)}, with {words_read} target words read"
+    )
 
 
 def chance_agreement(gold_alignments, source_lengths):
@@ -143,9 +148,5 @@ def chance_agreement(gold_alignments, source_lengths):
                 )
             shares.append(len(links) / int(length))
     if not shares:
-        raise ValueError(
-            "No target word has a gold link; the agreement is undefined. "
-            f"Received: len(gold_alignments)={len(gold_alignments)}, "
-            f"with {sum(len(gold) for gold in gold_alignments)} target words read"
-        )
+        raise _no_gold_links(gold_alignments, sum(len(gold) for gold in gold_alignments))
     return float(np.mean(shares))

@@ -125,12 +125,16 @@ class RefuseNonFiniteLoss(keras.callbacks.Callback):
     on and save a model whose weights are NaN, which then decodes empty
     strings without an error. Raised at the epoch's end (one check per epoch,
     no cost per step), before the callbacks after it, so that epoch is not
-    saved; a run with checkpoints keeps its last good one.
+    saved; a run with checkpoints keeps its last good one. (Keras's own
+    `TerminateOnNaN` only stops the loop, and the task would then save.)
     """
 
     def on_epoch_end(self, epoch, logs=None):
         loss = (logs or {}).get("loss")
-        if loss is None or math.isfinite(float(np.asarray(loss))):
+        if loss is None:
+            return
+        loss = float(np.asarray(loss))
+        if math.isfinite(loss):
             return
         rate = getattr(self.model.optimizer, "learning_rate", None)
         try:
@@ -138,6 +142,6 @@ class RefuseNonFiniteLoss(keras.callbacks.Callback):
         except (TypeError, ValueError):
             rate = type(rate).__name__  # a schedule
         raise ValueError(
-            f"Training diverged: the mean loss of epoch {epoch + 1} is {float(np.asarray(loss))}. That epoch is not "
+            f"Training diverged: the mean loss of epoch {epoch + 1} is {loss}. That epoch is not "
             f"saved (an earlier checkpoint, if any, is kept); try a smaller learning rate. Received: learning_rate={rate}"
         )

@@ -204,8 +204,9 @@ _NEW_CLAIMS = []  # (folder, whether the claim made it) of markers written by th
 
 
 # The file that only one task's run holds, beside its model: how a folder saved without a marker (before the
-# marker existed, or by a task's Python function rather than the command line) is recognised. Each task's own
-# constant is checked against this table by the tests.
+# marker existed, or by a task's Python function rather than the command line) is recognised, and how
+# `claim_run_folder` and `earlier_run_note` tell a task's earlier run. The tests check it against each task's
+# own constant.
 OWN_FILES = {
     "translation": "state.json",
     "transliteration": "training_state.json",
@@ -232,7 +233,7 @@ def _run_owner(marker):
         return None
 
 
-def claim_run_folder(out_dir, task, own_file):
+def claim_run_folder(out_dir, task, own_file=None):
     """Makes sure `out_dir` holds nothing but a run of `task`, and marks it as one.
 
     Every task's training command calls this before it trains: a folder that
@@ -244,8 +245,9 @@ def claim_run_folder(out_dir, task, own_file):
     Args:
         out_dir: the `--out` folder (made when missing).
         task: the task's name, e.g. `"translation"`.
-        own_file: a file only this task's runs hold, e.g. `"state.json"`.
+        own_file: a file only this task's runs hold (default: `OWN_FILES[task]`, e.g. `"state.json"`).
     """
+    own_file = OWN_FILES[task] if own_file is None else own_file
     folder = Path(out_dir)
     marker = folder / RUN_MARKER
     if check_run_of(out_dir, task, "--out", f"a {task} run would overwrite it. Choose another --out"):
@@ -335,10 +337,10 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
             )
 
 
-def earlier_run_note(out_dir, task, own_file):
+def earlier_run_note(out_dir, task):
     """The line a training command prints when its `--out` held an earlier run of `task` (it holds
-    `own_file`), which this run replaces; None for a new folder. Read it before the run saves."""
-    if (Path(out_dir) / own_file).exists():
+    `OWN_FILES[task]`), which this run replaces; None for a new folder. Read it before the run saves."""
+    if (Path(out_dir) / OWN_FILES[task]).exists():
         return f"{out_dir} holds an earlier {task} run; its files are replaced by this one's."
     return None
 

@@ -238,8 +238,8 @@ def _command(args):
     tune_for_small_cpu()  # about 20 % faster on a 2-core CPU; a no-op elsewhere
     if args.metrics_json and Path(args.metrics_json).resolve() != (Path(args.out) / METRICS_FILE).resolve():
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.out)  # OUT/metrics.json is the default
-    claim_run_folder(args.out, "reversal", MODEL_FILE)
-    replaced = earlier_run_note(args.out, "reversal", MODEL_FILE)
+    claim_run_folder(args.out, "reversal")
+    replaced = earlier_run_note(args.out, "reversal")
     if replaced:  # said before the training starts, not only after it
         print(replaced, flush=True)
     config = ReversalConfig.for_profile(

@@ -13,7 +13,7 @@ from course_lib.tasks.captioning.config import DECODER_CHOICES, ENCODER_CHOICES
 from course_lib.tasks.captioning.data import references_of
 from course_lib.tasks.captioning.evaluation import evaluate_run
 from course_lib.tasks.captioning.model import generate_captions
-from course_lib.tasks.captioning.runs import RUN_FILE, evaluation_data, load_run, save_run
+from course_lib.tasks.captioning.runs import evaluation_data, load_run, save_run
 from course_lib.tasks.captioning.training import train_captioning
 from course_lib.tasks.run_files import write_json_file, write_output_file
 
@@ -28,8 +28,8 @@ def _train_command(args):
             f"{args.encoder} encoder is trained with the captioner, so nothing would be cached. Leave out --cache-dir "
             f"or choose a backbone. Received: --cache-dir {args.cache_dir!r} --encoder {args.encoder}"
         )
-    claim_run_folder(args.out, "captioning", RUN_FILE)
-    replaced = earlier_run_note(args.out, "captioning", RUN_FILE)
+    claim_run_folder(args.out, "captioning")
+    replaced = earlier_run_note(args.out, "captioning")
     if replaced:  # said before the training starts, not only after it
         print(replaced, flush=True)
     dataset = "flickr8k" if args.images or args.captions else "shapes"
@@ -144,7 +144,7 @@ def _caption_command(args):
 
         from course_lib.plots.captioning import attention_overlay_grid
 
-        for path, name, caption, index in zip(_overlay_paths(args.overlay, len(kept)), kept, captions, range(len(kept))):
+        for index, (path, name, caption) in enumerate(zip(_overlay_paths(args.overlay, len(kept)), kept, captions)):
             words = caption.split()
             if len(words) < len(alignments[index]):
                 words.append("<stop>")  # the step that chose to stop looked somewhere too

@@ -16,7 +16,7 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.documents.data import check_parts_not_empty, load_splits
 from course_lib.tasks.documents.evaluation import classify_texts, evaluate_documents
-from course_lib.tasks.documents.runs import SETTINGS_FILE, load_trained
+from course_lib.tasks.documents.runs import load_trained
 from course_lib.tasks.documents.training import train_documents
 from course_lib.tasks.run_files import write_json_file
 from course_lib.text.vocabulary import UNK
@@ -39,8 +39,8 @@ def _parse_sizes(text):
 
 
 def _train_command(args):
-    claim_run_folder(args.out, "documents", SETTINGS_FILE)
-    replaced = earlier_run_note(args.out, "documents", SETTINGS_FILE)
+    claim_run_folder(args.out, "documents")
+    replaced = earlier_run_note(args.out, "documents")
     if replaced:  # said before the training starts, not only after it
         print(replaced, flush=True)
     trained = train_documents(

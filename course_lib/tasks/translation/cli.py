@@ -13,7 +13,7 @@ from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
-from course_lib.tasks.translation.translator import STATE_FILE, Translator, has_checkpoint, read_state
+from course_lib.tasks.translation.translator import Translator, has_checkpoint, read_state
 from course_lib.training.profiles import current_profile
 
 TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
@@ -57,7 +57,7 @@ def _train_command(args):
     if args.no_attention:
         config.attention = False
     config.check()  # before the folder is claimed and train_data.json written: a refused run leaves nothing
-    claim_run_folder(args.out, "translation", STATE_FILE)
+    claim_run_folder(args.out, "translation")
     if args.train:
         train_pairs = _read_pairs(args.train)
         valid_pairs = _read_pairs(args.valid) if args.valid else None

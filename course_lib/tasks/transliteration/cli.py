@@ -16,7 +16,7 @@ from course_lib.tasks.transliteration.data import generated_splits, load_pairs
 from course_lib.tasks.transliteration.decoding import evaluate, heatmap_examples, transliterate_words
 from course_lib.tasks.transliteration.reranking import equal_votes_weight, load_reranker
 from course_lib.tasks.transliteration.runs import (
-    MODEL_FILE, STATE_FILE, config_from_state, kind_name, load_ensemble, load_run, model_seed_of, read_state,
+    MODEL_FILE, config_from_state, kind_name, load_ensemble, load_run, model_seed_of, read_state,
     saved_kind, train,
 )
 
@@ -51,7 +51,7 @@ def _resumed_config(args, state):
 
 
 def _train_command(args):
-    claim_run_folder(args.out, "transliteration", STATE_FILE)
+    claim_run_folder(args.out, "transliteration")
     state = read_state(args.out)
     # Only a saved model is resumed: without one, a left-over progress file binds neither flags nor data.
     resuming = (Path(args.out) / MODEL_FILE).exists() and "config" in state
