@@ -259,6 +259,17 @@ def test_cli_plain_model(tmp_path, capsys):
         task.heatmap(task.Translator.load(out), "I am going home", path=heatmap)
     assert not heatmap.exists()
     assert main(["translate", "--model", str(out), "I am going home"]) == 0
+    # Words the model never saw reach it as <unk>: a text of nothing else used to get a confident sentence.
+    capsys.readouterr()
+    for text in ("xqzv blorp", "मैं घर जा रहा हूँ"):  # gibberish; Hindi given to an en-hi model
+        assert main(["translate", "--model", str(out), "I am going home", text]) == 2
+        captured = capsys.readouterr()
+        assert "Nothing to translate: no word of these texts is in the model's en-hi source vocabulary" in captured.err
+        assert f"Received: [{text!r}]" in captured.err and captured.out == ""
+    assert main(["translate", "--model", str(out), "I am going blorp"]) == 0  # some known words: a note
+    captured = capsys.readouterr()
+    assert "note: 'blorp' not in the model's vocabulary (read as <unk>)" in captured.err
+    assert len(captured.out.splitlines()) == 1
 
     # Resuming with another seed re-split the generated corpus: the run trained on its own test pairs.
     before = (out / "state.json").read_text()

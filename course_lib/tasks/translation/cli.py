@@ -1,6 +1,7 @@
 """The `train translation`, `evaluate translation`, `translate` and `split-translation` commands."""
 
 import json
+import sys
 from pathlib import Path
 
 from course_lib.data import hindi_english
@@ -14,6 +15,7 @@ from course_lib.tasks.translation.config import TranslationConfig, check_supervi
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
 from course_lib.tasks.translation.translator import Translator, has_checkpoint, read_state
+from course_lib.text.vocabulary import UNK
 from course_lib.training.profiles import current_profile
 
 TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
@@ -118,6 +120,32 @@ def _evaluate_command(args):
     return 0
 
 
+def _check_known_words(translator, texts):
+    """Refuses a text none of whose words the model knows; names the unknown words of the others (on stderr).
+
+    Every unknown word reaches the model as `<unk>`, so gibberish, or Hindi given
+    to an English-to-Hindi model, used to get a fluent, confident sentence that
+    had nothing to do with the input. Punctuation the model knows does not count
+    as a known word.
+    """
+    vocab = translator.source_vocab
+    blind, notes = [], []
+    for text, tokens in zip(texts, vocab.tokenize(texts)):
+        words = [token for token in tokens if any(character.isalnum() for character in token)]
+        unknown = [token for token in tokens if vocab.lookup([token])[0] == UNK]
+        if words and set(words) <= set(unknown):
+            blind.append(text)
+        elif unknown:
+            notes.append(f"note: {', '.join(map(repr, dict.fromkeys(unknown)))} not in the model's vocabulary "
+                         f"(read as <unk>) in {text!r}")
+    if blind:
+        raise ValueError(f"Nothing to translate: no word of these texts is in the model's {translator.direction} "
+                         "source vocabulary (another language, or words it never saw in training). "
+                         f"Received: {blind!r}")
+    for note in notes:
+        print(note, file=sys.stderr)
+
+
 def _translate_command(args):
     if args.heatmap:  # before the model is loaded: another run's files are never replaced
         check_file_outside_runs(args.heatmap, "--heatmap", args.model)
@@ -129,6 +157,7 @@ def _translate_command(args):
     texts = args.text
     if not texts or not any(t.strip() for t in texts):
         raise ValueError("Nothing to translate: give the text as an argument, e.g. \"I am going home\".")
+    _check_known_words(translator, texts)
     for output in translator.translate(texts, beam_width=args.beam):
         print(output)
     if args.heatmap:
