@@ -13,7 +13,9 @@ import importlib
 import os
 import pkgutil
 import select
+import signal
 import sys
+import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -62,7 +64,7 @@ def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        with _plain_warnings():
+        with _plain_warnings(), _terminate_as_interrupt():
             result = args.handler(args)
         sys.stdout.flush()  # a reader that went away shows up here, not as a traceback at exit
     except (ValueError, OSError) as error:  # bad input, a missing file, a path that cannot be written
@@ -75,12 +77,13 @@ def main(argv=None):
         else:  # (a pipe of the command's own, to a kernel say, is an error like any other)
             print(f"course-lib: error: {error}", file=sys.stderr)
             result = 2
-    except KeyboardInterrupt:  # Ctrl-C: say what is kept instead of a traceback from inside TensorFlow
+    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM: say what is kept, not a traceback from TensorFlow
         release_unused_claims()
-        print("course-lib: interrupted. A translation or transliteration run keeps its last saved epoch and "
+        stopped = "terminated (SIGTERM)" if isinstance(interrupt, Terminated) else "interrupted"
+        print(f"course-lib: {stopped}. A translation or transliteration run keeps its last saved epoch and "
               "resumes from it when the same command is run again; other commands save nothing until they "
               "finish.", file=sys.stderr)
-        return 130
+        return 128 + signal.SIGTERM if isinstance(interrupt, Terminated) else 130
     except BaseException:  # an unexpected error
         release_unused_claims()
         raise
@@ -90,6 +93,34 @@ def main(argv=None):
 
 
 PACKAGE_FOLDER = Path(__file__).resolve().parent  # course_lib/
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised in the main thread when the command receives SIGTERM (`kill`, a job scheduler's time limit)."""
+
+
+@contextmanager
+def _terminate_as_interrupt():
+    """Makes SIGTERM stop a command the way Ctrl-C does, while the command runs.
+
+    Left to Python's default, SIGTERM ended the process at once: a run folder
+    claimed a moment before kept only its marker, and no message said what was
+    kept. Now it raises `Terminated` (a `KeyboardInterrupt`) between two Python
+    steps, so the same clean-up runs and the same message is printed. Signal
+    handlers can only be set from the main thread; elsewhere nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_terminate(signal_number, frame):
+        raise Terminated(signal_number)
+
+    previous = signal.signal(signal.SIGTERM, on_terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextmanager

@@ -1,7 +1,12 @@
-"""Runs saved without a marker, damaged run files, a diverged fit and Ctrl-C: refused or reported by name."""
+"""Runs saved without a marker, damaged run files, a diverged fit, Ctrl-C and SIGTERM: refused or reported by name."""
 
 import argparse
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import keras
 import numpy as np
@@ -127,6 +132,50 @@ def test_ctrl_c_in_a_command_says_what_is_kept(monkeypatch, capsys):
     assert cli.main([]) == 130
     assert "interrupted" in capsys.readouterr().err and released == [True]
     assert arguments.RUN_MARKER == "course_run.json"
+
+
+def test_sigterm_in_a_command_is_handled_as_ctrl_c(monkeypatch, capsys):
+    def terminated(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises as soon as the main thread runs Python again
+
+    class ReachedTheTest(Exception):
+        pass
+
+    def outside_handler(signal_number, frame):  # what runs if `main` sets no handler of its own
+        raise ReachedTheTest("SIGTERM was not handled by the command")
+
+    previous = signal.signal(signal.SIGTERM, outside_handler)
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(handler=terminated)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    released = []
+    monkeypatch.setattr(cli, "release_unused_claims", lambda: released.append(True))
+    try:
+        assert cli.main([]) == 128 + signal.SIGTERM
+        assert "course-lib: terminated (SIGTERM)." in capsys.readouterr().err and released == [True]
+        assert signal.getsignal(signal.SIGTERM) is outside_handler  # put back once the command is over
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_sigterm_right_after_a_folder_is_claimed_leaves_nothing(tmp_path):
+    """`kill` (or a job scheduler's limit) used to end the process at once, leaving a folder with only its marker."""
+    out = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course_lib", "reversal", "--steps", "200", "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COURSE_PROFILE": "fast"},
+    )
+    deadline = time.monotonic() + 120
+    while not (out / arguments.RUN_MARKER).exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (out / arguments.RUN_MARKER).exists(), process.communicate()
+    process.send_signal(signal.SIGTERM)  # while TensorFlow loads or the model trains
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, err
+    assert "course-lib: terminated (SIGTERM)." in err and "Traceback" not in err
+    assert not out.exists()  # the claimed, still empty folder is released
 
 
 @pytest.mark.parametrize("text", ["2147483648", "99999999999999999999"])
