@@ -66,6 +66,24 @@ def test_a_file_is_not_written_into_an_unmarked_run(tmp_path):
     check_file_outside_runs(tmp_path / "elsewhere" / "model.keras", "--save")  # anywhere else: allowed
 
 
+def test_a_file_is_not_written_into_a_subfolder_of_a_run(tmp_path, monkeypatch):
+    run = tmp_path / "rev"
+    (run / "plots" / "old").mkdir(parents=True)
+    (run / arguments.RUN_MARKER).write_text('{"task": "reversal"}')
+    for path in (run / "plots" / "m.json", run / "plots" / "old" / "m.json"):
+        with pytest.raises(ValueError, match=rf"holds a reversal run \(course_run.json\); writing --metrics-json there "
+                                             rf"\(in its subfolder .*\) could replace one of its files"):
+            check_file_outside_runs(path, "--metrics-json")
+    monkeypatch.chdir(run / "plots")  # a relative path from inside the run
+    with pytest.raises(ValueError, match=r"holds a reversal run"):
+        check_file_outside_runs("m.json", "--metrics-json")
+    # The folder a command reads or writes (`--model`, `--out`), marked or not: its subfolders too.
+    unmarked = tmp_path / "new_run"
+    with pytest.raises(ValueError, match=r"would write into the run folder .*new_run"):
+        check_file_outside_runs(unmarked / "sub" / "m.json", "--metrics-json", unmarked)
+    check_file_outside_runs(tmp_path / "rev_metrics" / "m.json", "--metrics-json", unmarked)  # beside it: allowed
+
+
 def test_the_language_model_command_leaves_an_unmarked_run_alone(tmp_path, capsys):
     documents_run = _unmarked_run(tmp_path / "bbc_han", "training.json")
     before = (documents_run / "model.keras").read_bytes()

@@ -311,7 +311,8 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
     `model.keras` or `state.json`. `run_dirs` are the runs the command reads
     or writes (`--model`, `--out`): their folders are refused too, marker or
     not (runs saved before the marker existed have none, and a new `--out`
-    has none yet). `received` is what the message says was given with `flag`
+    has none yet). A path in a subfolder of a marked run, or of one of `run_dirs`, is refused
+    as well: the run's folder is the run's. `received` is what the message says was given with `flag`
     (default: `path`), for a command whose flag names the folder rather than the file.
     """
     received = str(path) if received is None else str(received)
@@ -322,15 +323,17 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
             f"{str(parent)!r} holds a {unmarked} run (its {OWN_FILES[unmarked]}); writing {flag} there could "
             f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
         )
-    marker = parent / RUN_MARKER
-    if marker.is_file():
-        owner = _run_owner(marker)
-        raise ValueError(
-            f"{str(parent)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there could "
-            f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
-        )
+    for folder in (parent, *parent.absolute().parents):  # a marked run's subfolders are its own too
+        marker = folder / RUN_MARKER
+        if marker.is_file():
+            owner = _run_owner(marker)
+            where = "" if folder == parent else f" (in its subfolder {str(parent)!r})"
+            raise ValueError(
+                f"{str(folder)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there{where} "
+                f"could replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
+            )
     for run_dir in run_dirs:
-        if parent.resolve() == Path(run_dir).resolve():
+        if parent.resolve().is_relative_to(Path(run_dir).resolve()):
             raise ValueError(
                 f"{flag} would write into the run folder {str(run_dir)!r} and could replace one of its files. "
                 f"Choose a path outside it. Received: {flag} {received!r}"
