@@ -1,6 +1,7 @@
 """The captioning CLI end to end: train, evaluate, caption (tiny runs, offline)."""
 
 import json
+import warnings
 
 import keras
 import numpy as np
@@ -49,6 +50,14 @@ def test_shapes_train_evaluate_and_caption(tmp_path, capsys):
     assert main(["caption", "--model", str(out), str(image_path), str(image_path), "--overlay", str(two)]) == 0
     assert sorted(p.name for p in two.parent.iterdir()) == ["pair_0.png", "pair_1.png"]
     assert main(["caption", "--model", str(out), str(tmp_path / "nope.png")]) == 2  # clear error, no crash
+    # Scored on photos with captions it has no words for, the figures say nothing about it: a warning says so.
+    (tmp_path / "photos").mkdir()
+    images, captions = _tiny_flickr(tmp_path / "photos")
+    with pytest.warns(UserWarning, match=r"^60% of the reference captions' words are not in the model's vocabulary "
+                                         r"\(it was trained on the generated shapes\): the figures measure it on "
+                                         r"data unlike its training data\.$"):
+        assert main(["evaluate", "captioning", "--model", str(out), "--images", str(images),
+                     "--captions", str(captions)]) == 0
     capsys.readouterr()
     assert main(["train", "captioning", "--decoder", "attention", "--train-size", "20", "--epochs", "1",
                  "--location-coordinates", "--profile", "fast", "--out", str(out)]) == 0  # replacing the run
@@ -110,8 +119,11 @@ def test_flickr_style_folder_with_an_offline_vgg16_falls_back(tmp_path, monkeypa
     settings = json.loads((out / "run.json").read_text())["settings"]
     assert settings["encoder"] == "small" and settings["requested_encoder"] == "vgg16"
     metrics_path = tmp_path / "m.json"
-    assert main(["evaluate", "captioning", "--model", str(out), "--images", str(images), "--captions",
-                 str(captions), "--metrics-json", str(metrics_path)]) == 0
+    with warnings.catch_warnings(record=True) as caught:  # its own kind of data: no warning of unlike data
+        warnings.simplefilter("always")
+        assert main(["evaluate", "captioning", "--model", str(out), "--images", str(images), "--captions",
+                     str(captions), "--metrics-json", str(metrics_path)]) == 0
+    assert not [w for w in caught if "unlike its training data" in str(w.message)]
     metrics = json.loads(metrics_path.read_text())
     assert {"bleu1", "bleu2", "bleu3", "bleu4", "distinct_captions"} <= set(metrics)
     assert "exact_match" not in metrics

@@ -3,6 +3,7 @@
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from course_lib.tasks.arguments import (
@@ -11,7 +12,7 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.captioning.config import DECODER_CHOICES, ENCODER_CHOICES
 from course_lib.tasks.captioning.data import references_of
-from course_lib.tasks.captioning.evaluation import evaluate_run
+from course_lib.tasks.captioning.evaluation import UNLIKE_DATA_SHARE, evaluate_run, unknown_reference_share
 from course_lib.tasks.captioning.model import generate_captions
 from course_lib.tasks.captioning.runs import evaluation_data, load_run, save_run
 from course_lib.tasks.captioning.training import train_captioning
@@ -54,6 +55,11 @@ def _evaluate_command(args):
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     model, vocabulary, settings = load_run(args.model)
     part, inputs, dataset = evaluation_data(settings, args.images, args.captions)
+    unknown = unknown_reference_share(vocabulary, references_of(part))
+    if unknown > UNLIKE_DATA_SHARE:
+        trained_on = "the generated shapes" if settings["dataset"] == "shapes" else repr(settings["captions"])
+        warnings.warn(f"{unknown:.0%} of the reference captions' words are not in the model's vocabulary (it was "
+                      f"trained on {trained_on}): the figures measure it on data unlike its training data.")
     metrics, _, _ = evaluate_run(model, vocabulary, part, inputs, dataset, beam_width=args.beam_width)
     for key, value in metrics.items():
         print(f"{key}: {value:.4f}" if isinstance(value, float) else f"{key}: {value}")
