@@ -98,7 +98,8 @@ def resolve_file(path_or_url, inner_name="hin.txt"):
         except Exception as error:  # get_file raises several error types when offline
             raise FileNotFoundError(
                 f"Could not download {path_or_url!r} ({type(error).__name__}: {error}). "
-                "Without internet access, download it elsewhere and pass the local file path."
+                "Offline, or when the site refuses a script's download (some refuse Python's), download it in a "
+                "browser and pass the local file path."
             ) from None
         if os.path.isdir(path):
             for root, _, files in os.walk(path):
