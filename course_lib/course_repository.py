@@ -92,6 +92,20 @@ def install_target(root=ROOT):
     return read(root).install_target
 
 
+def tensorflow_version():
+    """The TensorFlow release the course's `pyproject.toml` asks for (`"2.21"` from `tensorflow>=2.21,<2.22`).
+
+    Read from this checkout's own `pyproject.toml`, whatever `course.toml` a fork names: the set-up cell says
+    which TensorFlow pip will install.
+    """
+    dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for requirement in dependencies:
+        match = re.fullmatch(r"tensorflow\s*>=\s*([\d.]+)\s*,.*", requirement)
+        if match:
+            return match.group(1)
+    raise ValueError(f"pyproject.toml names no `tensorflow>=X.Y,...` dependency. Received: {dependencies}")
+
+
 def setup_cell_source(root=ROOT):
     """The source of the set-up cell: installs `course_lib` from the course's repository when it is missing.
 
@@ -104,7 +118,8 @@ def setup_cell_source(root=ROOT):
         f"{SETUP_MARKER} (or any machine without course_lib) this installs the course library.\n"
         "# The first time, it takes a minute or two and prints nothing while pip works. pip may end with a red\n"
         "# \"ERROR: pip's dependency resolver ...\" list of other packages on the machine that want other versions:\n"
-        "# the course uses none of them, and the cell goes on.\n"
+        f"# the course uses none of them, and the cell goes on. If the machine's TensorFlow is not {tensorflow_version()}, pip replaces it\n"
+        "# (about 600 MB with tensorflow-text); pip installs the repository's current version of course_lib.\n"
         "import importlib.util, os, subprocess, sys\n"
         "# The full profile (the default) trains the lecture's models. The fast profile trains small ones, each\n"
         "# notebook in about a minute on a CPU, with smaller numbers. For it, delete the \"# \" in front of the\n"
@@ -117,9 +132,11 @@ def setup_cell_source(root=ROOT):
         "    loaded_files = {name: (module.__file__, os.path.getmtime(module.__file__)) for name, module in list(sys.modules.items())\n"
         "                    if isinstance(getattr(module, \"__file__\", None), str) and os.path.isfile(module.__file__)}\n"
         f"    if subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\", \"{target}\"]).returncode:\n"
-        "        raise RuntimeError(\"pip could not install course_lib from the course repository (is this machine \"\n"
-        "                           \"offline?). In a clone of the repository, run `pip install -r requirements.txt -e .` \"\n"
-        "                           \"there instead.\")\n"
+        f"        raise RuntimeError(\"pip could not install course_lib from {target} (its messages above say why: \"\n"
+        "                           \"no network, the repository out of reach, or versions it could not resolve). On Colab: \"\n"
+        "                           \"Runtime > Disconnect and delete runtime, run this cell again, and send pip's messages to \"\n"
+        "                           \"the course staff if it fails twice. In a clone of the repository on your own machine, \"\n"
+        "                           \"run `pip install -r requirements.txt -e .` there instead.\")\n"
         "    replaced = {name for name, (path, mtime) in loaded_files.items()\n"
         "                if not os.path.isfile(path) or os.path.getmtime(path) != mtime}\n"
         "    stale = sorted(name for name in replaced if name.rpartition(\".\")[0] not in replaced)  # packages, not each module\n"
@@ -133,7 +150,8 @@ def setup_cell_source(root=ROOT):
         "# A lecture's training cells end with `assert`s on what the run learned. If one fails in your run, that is\n"
         "# the course's check, not your mistake: run the notebook again, and tell the course staff if it fails twice.\n"
         "# In an assignment, an `assert` whose message says \"your ...\" compares your own function with the course's:\n"
-        "# that one points at your code."
+        "# that one points at your code. A command shown as `course-lib ...` runs in a terminal; in a Colab cell,\n"
+        "# put a ! in front of it."
     )
 
 

@@ -1,6 +1,7 @@
 """`course.toml`: read in one place; every notebook's set-up cell and every Colab link follow it."""
 
 import importlib.util
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -87,8 +88,9 @@ def test_a_fork_gets_its_own_set_up_cells_from_one_command(tmp_path):
     for path in paths:
         old, new = before[path].splitlines(), path.read_text().splitlines()
         changed = [(a, b) for a, b in zip(old, new) if a != b]
-        assert len(old) == len(new) and len(changed) == 1, (path, changed)
-        assert "git+https://github.com/someone/fork.git@dev" in changed[0][1]
+        # Only the lines that name the install target change: pip's command and its failure message.
+        assert len(old) == len(new) and len(changed) == 2, (path, changed)
+        assert all("git+https://github.com/someone/fork.git@dev" in line for _, line in changed), changed
     assert "someone/fork/blob/dev/notebooks/01_language_model.ipynb" in (root / "docs" / "course_map.md").read_text()
 
 
@@ -121,9 +123,18 @@ def test_the_set_up_cell_says_what_to_do_when_pip_cannot_install(monkeypatch):
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None)
     monkeypatch.setattr(subprocess, "run", lambda command, **kwargs: subprocess.CompletedProcess(command, 1))
-    with pytest.raises(RuntimeError, match=r"is this machine offline\?.*run `pip install -r requirements\.txt -e \.` there "
-                                           r"instead"):
+    target = re.escape(course_repository.install_target(ROOT))
+    with pytest.raises(RuntimeError, match=rf"pip could not install course_lib from {target} \(its messages above say why: "
+                                           r"no network.*On Colab: Runtime > Disconnect and delete runtime.*"
+                                           r"run `pip install -r requirements\.txt -e \.` there instead"):
         exec(course_repository.setup_cell_source(ROOT), {})  # noqa: S102
+
+
+def test_the_set_up_cell_names_the_tensorflow_that_pip_installs():
+    source = course_repository.setup_cell_source(ROOT)
+    assert "If the machine's TensorFlow is not 2.21, pip replaces it" in source
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert '"tensorflow>=2.21,<2.22"' in pyproject and '"tensorflow-text>=2.21,<2.22"' in pyproject
 
 
 @pytest.mark.parametrize("missing", [None, "course_lib", "keras", "matplotlib"])

@@ -3,8 +3,8 @@
 On a GPU runtime (Colab's, say) TensorFlow trains on the GPU only when it
 finds CUDA libraries of the versions it was built for. If it does not find
 them (a `tensorflow` installed or upgraded without them, for one), it says
-nothing and trains on the CPU, and a full-profile notebook that takes about
-ten minutes on the GPU takes many times that. `warn_if_gpu_unused` makes that
+nothing and trains on the CPU, and a full-profile notebook runs at CPU speed
+(up to half an hour for the longest lectures on 2 cores) instead of a GPU's. `warn_if_gpu_unused` makes that
 visible: the course's training loops call it before they train.
 """
 
