@@ -26,7 +26,35 @@ def test_steps_not_a_multiple_of_ten_are_all_trained_and_a_second_save_says_it_r
     for _ in range(2):
         assert main(["train", "language-model", "--cell", "rnn", "--steps", "3", "--save", str(path)]) == 0
     output = capsys.readouterr().out
-    assert f"saved {path}" in output and f"replaced the earlier model in {path}" in output
+    assert output.count(f"saved {path}") == 2 and output.count(f"replaced {path}") == 1
+
+
+def test_save_writes_the_model_whole_and_never_through_a_link_into_a_run(tmp_path, capsys, monkeypatch):
+    from course_lib.tasks import run_files
+    from course_lib.tasks.arguments import claim_run_folder
+
+    run = tmp_path / "reversal_run"
+    claim_run_folder(run, "reversal")
+    model = run / "reversal.keras"
+    model.write_bytes(b"the reversal run's model")
+    link = tmp_path / "lm" / "best.keras"
+    link.parent.mkdir()
+    link.symlink_to(model)
+    assert main(["train", "language-model", "--steps", "3", "--save", str(link)]) == 2  # it used to replace the run's
+    assert "holds a reversal run" in capsys.readouterr().err and model.read_bytes() == b"the reversal run's model"
+    # An interrupted save leaves the earlier model as it was (it used to write in place).
+    path = tmp_path / "lm.keras"
+    path.write_bytes(b"an earlier model")
+    real_replace = run_files.os.replace
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_files.os, "replace", interrupted)
+    assert main(["train", "language-model", "--steps", "3", "--save", str(path)]) == 130
+    monkeypatch.setattr(run_files.os, "replace", real_replace)
+    assert path.read_bytes() == b"an earlier model" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "lm", "lm.keras", "reversal_run"]
 
 
 def test_save_into_another_tasks_run_folder_is_refused_before_training(tmp_path, capsys):

@@ -312,7 +312,7 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
     or writes (`--model`, `--out`): their folders are refused too, marker or
     not (runs saved before the marker existed have none, and a new `--out`
     has none yet). A path in a subfolder of a marked run, or of one of `run_dirs`, is refused
-    as well: the run's folder is the run's. `received` is what the message says was given with `flag`
+    as well: the run's folder is the run's; so is a symbolic link into one. `received` is what the message says was given with `flag`
     (default: `path`), for a command whose flag names the folder rather than the file.
     """
     received = str(path) if received is None else str(received)
@@ -323,7 +323,10 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
             f"{str(parent)!r} holds a {unmarked} run (its {OWN_FILES[unmarked]}); writing {flag} there could "
             f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
         )
-    for folder in (parent, *parent.absolute().parents):  # a marked run's subfolders are its own too
+    target_parent = Path(path).resolve().parent  # where a symbolic link given as the path points
+    folders = (parent, *parent.absolute().parents, *([target_parent, *target_parent.parents]
+                                                     if target_parent != parent.resolve() else []))
+    for folder in folders:  # a marked run's subfolders are its own too
         marker = folder / RUN_MARKER
         if marker.is_file():
             owner = _run_owner(marker)

@@ -6,8 +6,6 @@ Used by `notebooks/01_language_model.ipynb` and by the command line:
 """
 
 import math
-import os
-from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +14,7 @@ from course_lib.data import char_corpus
 from course_lib.data.tf_data import without_autotune
 from course_lib.metrics.language_model import perplexity_from_log_probs, unigram_perplexity
 from course_lib.tasks.arguments import check_file_outside_runs, output_file, positive_int, random_seed
+from course_lib.tasks.run_files import write_output_file
 from course_lib.training.profiles import check_ranges, pick, with_overrides
 
 
@@ -158,11 +157,9 @@ def _train_command(args):
     )
     for line in sample_text(result["layer"], num_samples=3, temperature=0.7, seed=args.seed):
         print("  sample:", line)
-    if args.save:
-        replaced = os.path.exists(args.save)
-        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
-        result["layer"].training_model().save(args.save)
-        print(("replaced the earlier model in " if replaced else "saved ") + str(args.save))
+    if args.save:  # whole or not at all (an interrupted save used to leave half a model); says "replaced" over one
+        write_output_file(args.save, lambda temporary: result["layer"].training_model().save(temporary))
+        print(f"saved {args.save}")
     return 0
 
 
