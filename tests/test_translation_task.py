@@ -230,6 +230,18 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     assert (out / "state.json").read_text() == before  # nothing trained, nothing recorded
 
 
+def test_supervision_without_gold_alignments_is_refused_before_the_folder_is_claimed(tmp_path, capsys):
+    from course_lib.cli import main
+
+    data = tmp_path / "pairs.txt"
+    data.write_text(TATOEBA, encoding="utf-8")
+    out = tmp_path / "supervised"
+    assert main(["train", "translation", "--train", str(data), "--alignment-loss-weight", "1", "--epochs", "1",
+                 "--units", "8", "--embedding-dim", "8", "--out", str(out)]) == 2
+    assert "Supervised attention needs a gold word alignment for every pair" in capsys.readouterr().err
+    assert not out.exists()  # it used to keep course_run.json and train_data.json: a run that never was
+
+
 def test_cli_plain_model(tmp_path, capsys):
     """`--no-attention` trains with the profile's defaults; what a plain model would ignore is refused."""
     from course_lib.cli import main

@@ -12,6 +12,7 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
+from course_lib.tasks.translation.data import check_gold_alignments
 from course_lib.tasks.translation.evaluation import evaluate, heatmap
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
 from course_lib.tasks.translation.translator import Translator, has_checkpoint, read_state
@@ -78,8 +79,10 @@ def _train_command(args):
             if getattr(args, name) is None and name in saved_config:
                 setattr(config, name, saved_config[name])
         check_same_data(args.out, TranslationConfig(**saved_config), config)  # given with other values: refused
-    check_supervision(config.supervised_pairs,  # the model's weight: a resumed run keeps its own
-                      saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight)
+    alignment_loss_weight = saved_config.get("alignment_loss_weight", 0.0) if resuming else config.alignment_loss_weight
+    check_supervision(config.supervised_pairs, alignment_loss_weight)  # the model's weight: a resumed run keeps its own
+    if alignment_loss_weight and train_pairs is not None:  # here, not in `train`: train_data.json is not written yet
+        check_gold_alignments(train_pairs)
     source_path = Path(args.out) / TRAIN_DATA_FILE
     record = {"train_file": args.train or GENERATED}
     if source_path.exists() and resuming:

@@ -33,11 +33,8 @@ def encode_pairs(pairs, direction, source_vocab, target_vocab):
     return {"source": source, "target_in": target_in}, target_out
 
 
-def oracle_alignments(pairs, direction, inputs):
-    """The oracle attention weights of encoded pairs, `(batch, tgt_len, src_len)`,
-    for supervised attention; only pairs with a gold alignment qualify."""
-    from course_lib.losses import oracle_weights
-
+def check_gold_alignments(pairs):
+    """Refuses pairs without a gold word alignment, which supervised attention needs for every pair."""
     missing = [index for index, pair in enumerate(pairs) if not hasattr(pair, "gold_links")]
     if missing:
         raise ValueError(
@@ -45,6 +42,14 @@ def oracle_alignments(pairs, direction, inputs):
             f"one; Tatoeba does not). Received: {len(missing)} of {len(pairs)} pairs without one, "
             f"first at index {missing[0]}"
         )
+
+
+def oracle_alignments(pairs, direction, inputs):
+    """The oracle attention weights of encoded pairs, `(batch, tgt_len, src_len)`,
+    for supervised attention; only pairs with a gold alignment qualify."""
+    from course_lib.losses import oracle_weights
+
+    check_gold_alignments(pairs)
     links = [pair.gold_links(direction) for pair in pairs]
     return oracle_weights(links, inputs["target_in"].shape[1], inputs["source"].shape[1])
 
