@@ -82,6 +82,16 @@ def test_a_file_is_not_written_into_a_subfolder_of_a_run(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match=r"would write into the run folder .*new_run"):
         check_file_outside_runs(unmarked / "sub" / "m.json", "--metrics-json", unmarked)
     check_file_outside_runs(tmp_path / "rev_metrics" / "m.json", "--metrics-json", unmarked)  # beside it: allowed
+    for path in (unmarked, tmp_path):  # the run folder itself, or a folder above it, given as the file
+        with pytest.raises(ValueError, match=r"--metrics-json names the run folder .*new_run.* \(or a folder above it\)"):
+            check_file_outside_runs(path, "--metrics-json", unmarked)
+
+
+def test_reversal_refuses_metrics_json_that_names_its_out_folder_before_training(tmp_path, capsys):
+    same = tmp_path / "same.json"
+    assert cli.main(["reversal", "--steps", "1", "--out", str(same), "--metrics-json", str(same)]) == 2
+    assert "--metrics-json names the run folder" in capsys.readouterr().err  # it used to fail after training
+    assert not same.exists()
 
 
 def test_the_language_model_command_leaves_an_unmarked_run_alone(tmp_path, capsys):

@@ -336,6 +336,11 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
                 f"could replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
             )
     for run_dir in run_dirs:
+        if Path(run_dir).resolve().is_relative_to(Path(path).resolve()):  # the run's folder itself, or one above it
+            raise ValueError(
+                f"{flag} names the run folder {str(run_dir)!r} (or a folder above it), not a file beside it; the file "
+                f"could not be written there after the run. Choose another path. Received: {flag} {received!r}"
+            )
         if parent.resolve().is_relative_to(Path(run_dir).resolve()):
             raise ValueError(
                 f"{flag} would write into the run folder {str(run_dir)!r} and could replace one of its files. "
