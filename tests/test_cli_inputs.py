@@ -243,6 +243,18 @@ def test_an_out_that_cannot_be_written_is_a_usage_error(capsys):
     assert "Errno" not in err
 
 
+@pytest.mark.parametrize("command", [["reversal", "--out"], ["train", "language-model", "--steps", "1", "--save"]])
+def test_a_name_too_long_for_the_file_system_is_a_usage_error(tmp_path, capsys, command):
+    """`[Errno 36] File name too long` used to come after training (and lose the model), or leave an empty folder."""
+    name = "n" * 250 + (".keras" if "--save" in command else "")  # fits 255 bytes, but not with a temporary name
+    with pytest.raises(SystemExit) as stop:
+        main(command + [str(tmp_path / "made" / name)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "names the file system takes" in err and "names there take up to" in err and "Errno" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_checking_an_out_folder_leaves_nothing_behind(tmp_path):
     from course_lib.tasks.arguments import output_folder
 

@@ -101,7 +101,31 @@ def output_folder(text):
             f"expected a folder that can be written, received {text!r}, but {str(ancestor)!r} "
             f"cannot be written ({problem})"
         )
+    too_long = _too_too_long(text, ancestor, TEMPORARY_NAME_EXTRA)  # its files are written under temporary names too
+    if too_long:
+        raise argparse.ArgumentTypeError(f"expected folder names the file system takes, received {text!r}: "
+                                         f"{too_long}")
     return text
+
+
+# A file is written under a temporary name first (`run_files.write_output_file`: ".NAME.PID.tmp.SUFFIX"), at most
+# this many bytes longer than its own.
+TEMPORARY_NAME_EXTRA = 16
+
+
+def _too_too_long(text, existing, extra=0):
+    """What is wrong with the first part of the path `text` still to be made whose name (plus `extra` bytes) is
+    too long for the file system under the existing folder `existing`, or None. Checked before the work:
+    `[Errno 36] File name too long` used to come after training, and lose the model."""
+    try:
+        limit = os.pathconf(existing, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or a name it does not know
+        limit = 255
+    for part in Path(os.path.abspath(text)).relative_to(existing).parts:
+        size = len(os.fsencode(part))
+        if size + extra > limit:
+            return f"{part[:40]!r}... is {size} bytes long, and names there take up to {limit - extra}"
+    return None
 
 
 def _cannot_write_in(folder):
@@ -144,6 +168,9 @@ def output_file(*suffixes):
             raise argparse.ArgumentTypeError(
                 f"expected a file in a folder, received {text!r}, but {str(parent)!r} is a file"
             )
+        too_long = _too_too_long(text, parent, TEMPORARY_NAME_EXTRA)
+        if too_long:
+            raise argparse.ArgumentTypeError(f"expected names the file system takes, received {text!r}: {too_long}")
         return text
 
     return parse
