@@ -190,12 +190,21 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     out = tmp_path / "model"
     args = ["train", "translation", "--train", str(data), "--valid", str(data), "--direction", "hi-en",
             "--epochs", "1", "--units", "8", "--embedding-dim", "8", "--out", str(out)]
-    with pytest.warns(UserWarning, match="line 101"):
+    with pytest.warns(UserWarning, match="line 101") as caught:
         assert main(args) == 0
+    # Validated, then scored, on its training file: each says so (the figures were printed as if held out).
+    assert any(f"--valid {str(data)!r} is the file the model was trained on" in str(w.message) for w in caught)
     metrics_path = tmp_path / "metrics.json"
-    with pytest.warns(UserWarning, match="line 101"):
+    with pytest.warns(UserWarning, match="line 101") as caught:
         assert main(["evaluate", "translation", "--model", str(out), "--test", str(data),
                      "--beam", "2", "--metrics-json", str(metrics_path)]) == 0
+    assert any(f"--test {str(data)!r} is the file the model was trained on" in str(w.message) for w in caught)
+    # A test file of words the model never saw: the figures come with a warning of unlike data.
+    unlike = tmp_path / "unlike.txt"
+    unlike.write_text("".join(f"word {i}\t{'ङ' * (i + 2)} {'ञ' * (i + 2)}\tCC-BY 2.0 (France) fixture #{i}\n"
+                              for i in range(20)), encoding="utf-8")  # Hindi sources (hi-en) of made-up words
+    with pytest.warns(UserWarning, match=r"^100% of the test sources' words are not in the model's vocabulary"):
+        assert main(["evaluate", "translation", "--model", str(out), "--test", str(unlike)]) == 0
     metrics = json.loads(metrics_path.read_text())
     assert {"bleu", "chrf"} <= set(metrics) and metrics["beam_width"] == 2
     capsys.readouterr()

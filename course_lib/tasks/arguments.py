@@ -8,6 +8,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 
@@ -422,6 +423,17 @@ def check_same_training_data(out_dir, trained_on, train_file):
             f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same file (its vocabularies "
             f"and the examples it has seen come from it), or choose another --out. Received: --train {train_file!r}"
         )
+
+
+def warn_if_training_file(trained_on, given, flag, what="the figures measure how well it learned its training "
+                                                      "examples, not how it does on new ones"):
+    """Warns (UserWarning) when the file given with `flag` (`--test`, `--valid`) is the file a run was trained
+    on (`trained_on`, as recorded, or the `--train` given with it); None or `GENERATED` never match.
+
+    Scored on its own training data a model looks far better than it is, and nothing in the figures says so.
+    """
+    if given and trained_on and trained_on != GENERATED and _same_file(trained_on, given):
+        warnings.warn(f"{flag} {str(given)!r} is the file the model was trained on ({str(trained_on)!r}): {what}.")
 
 
 def _same_file(recorded, given):

