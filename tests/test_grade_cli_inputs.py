@@ -144,3 +144,96 @@ def test_a_count_below_one_is_a_usage_error_naming_its_flag(junk, capsys, flag, 
         main(["grade", "A1", str(junk), flag, value])
     assert stop.value.code == 2
     assert f"argument {flag}: expected a positive integer, received '{value}'" in capsys.readouterr().err
+
+
+# -- review of 6 Dec 2026 ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("flag", ["--timeout", "--notebook-timeout"])
+def test_a_time_limit_over_a_week_is_a_usage_error_naming_its_flag(tmp_path, junk, capsys, flag):
+    # `--notebook-timeout 3000000` overflowed the wait for the runner ("OverflowError: timeout is too large"):
+    # every submission scored 0, "hidden tests not run", and the command exited 0.
+    out = tmp_path / "grades.csv"
+    with pytest.raises(SystemExit) as stop:
+        main(["grade", "A1", str(junk), flag, "3000000", "--out", str(out)])
+    assert stop.value.code == 2
+    assert f"argument {flag}: expected at most 604800 seconds (one week), received '3000000'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@needs_private_copy
+def test_grade_refuses_a_time_limit_over_a_week(junk):
+    for limits in ({"notebook_timeout": 3_000_000}, {"cell_timeout": float("nan")}):
+        with pytest.raises(ValueError, match=r"Timeouts must be positive and at most 604800 s \(one week\).*Received"):
+            grader.grade("A1", [junk], progress=lambda line: None, **limits)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('raise RuntimeError("not finished")', "RuntimeError: not finished (raised at line 2)"),
+        ("1 / 0", "ZeroDivisionError: division by zero (raised at line 2)"),
+        ("import no_such_module_here", "ModuleNotFoundError: No module named 'no_such_module_here' (raised at line 2)"),
+    ],
+)
+def test_a_hidden_test_file_that_fails_to_load_is_an_error_naming_it(tmp_path, junk, capsys, body, message):
+    # `course-lib grade bad.py sub.ipynb` printed the file's traceback.
+    bad = tmp_path / "bad.py"
+    bad.write_text(f"import math\n{body}\n")
+    assert main(["grade", str(bad), str(junk)]) == 2
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if line.startswith("course-lib: error:")]
+    assert f"The hidden tests {bad} could not be loaded: {message}. Fix the file. Received: {bad}" in line
+    assert "Traceback" not in err
+
+
+def test_a_hidden_test_file_whose_assignment_is_not_an_assignment_is_an_error_naming_it(tmp_path, junk, capsys):
+    # `ASSIGNMENT = 5` failed with a traceback (AttributeError: 'int' object has no attribute 'id').
+    bad = tmp_path / "bad.py"
+    bad.write_text("ASSIGNMENT = 5\n")
+    assert main(["grade", str(bad), str(junk)]) == 2
+    err = capsys.readouterr().err
+    assert (f"course-lib: error: {bad} must define ASSIGNMENT as an Assignment (from course_lib.grading.spec). "
+            "Received: ASSIGNMENT = 5 (of type int)") in err
+    assert "Traceback" not in err
+
+
+@needs_private_copy
+def test_the_same_path_for_the_grades_and_the_feedback_is_refused_before_grading(tmp_path, junk, capsys):
+    # `--out both --feedback both` graded, then found the CSV's path taken by the feedback folder.
+    both = tmp_path / "both"
+    assert main(["grade", "A1", str(junk), "--out", str(both), "--feedback", str(both)]) == 2
+    err = capsys.readouterr().err
+    [line] = [line for line in err.splitlines() if line.startswith("course-lib: error:")]
+    assert f"The CSV path {both} is the feedback folder too" in line
+    assert f"Received: --out {both} --feedback {both}" in line and "[1/1]" not in err
+    with pytest.raises(ValueError, match=f"The CSV path {both} is a folder above the feedback folder too"):
+        grader.grade("A1", [junk], out=both, feedback_dir=both / "fb", progress=lambda line: None)
+    assert not both.exists()
+
+
+def test_an_out_path_that_is_a_link_is_refused_as_a_link(tmp_path):
+    # A link to an earlier CSV of grades was refused as "a file whose first line is 'submission,...', not a
+    # CSV of grades".
+    grades = tmp_path / "grades.csv"
+    grades.write_text(GRADES_HEADER + "alice,1,1,1,0,0,3,10,graded,alice.ipynb\n")
+    link = tmp_path / "glink.csv"
+    link.symlink_to(grades)
+    with pytest.raises(ValueError) as refused:
+        reports.check_csv_target(link)
+    message = str(refused.value)
+    assert f"The CSV path {link} is a symbolic link (to {grades})" in message and f"Received: --out {link}" in message
+    assert "submission," not in message and "not a CSV of grades" not in message
+
+
+@needs_private_copy
+def test_a_submission_given_twice_under_two_paths_is_graded_once(tmp_path, junk, capsys, monkeypatch):
+    # `grade A1 a/sub.ipynb ./a/sub.ipynb` graded the file twice, as two students (`sub` and `sub-2`).
+    sub = tmp_path / "a" / "sub.ipynb"
+    sub.parent.mkdir()
+    sub.write_text("not json")
+    monkeypatch.chdir(tmp_path)
+    assert main(["grade", "A1", "a/sub.ipynb", "./a/sub.ipynb", str(sub), str(junk)]) == 0
+    captured = capsys.readouterr()
+    assert [line.split(",")[0] for line in captured.out.splitlines()] == ["sub", "junk"]
+    assert f"note: left out ./a/sub.ipynb, {sub}: the same file as a submission given before it" in captured.err

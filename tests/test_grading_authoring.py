@@ -296,12 +296,14 @@ def test_running_a_cell_counts_as_work_but_a_refreshed_set_up_cell_does_not(tmp_
 
     solution = _demo_solution(tmp_path)
     student = authoring.generate(solution)
-    # What `python tools/course_map.py` does after course.toml changed: a new set-up cell and runtime.
+    # What `python tools/course_map.py` does after a fork's course.toml changed: the fork's set-up cell (the real
+    # one: a made-up set-up cell is a hand edit, which counts as work) and a new runtime.
+    (tmp_path / "course.toml").write_text('repository = "https://github.com/someone/fork.git"\nbranch = "dev"\n')
     notebook = nbformat.read(student, as_version=4)
-    course_repository.write_setup_cell(notebook, "# Set-up: on Colab (a fork's) ...")
+    course_repository.write_setup_cell(notebook, course_repository.setup_cell_source(tmp_path))
     course_repository.write_colab_runtime(notebook, gpu=True)
     nbformat.write(notebook, student)
-    assert authoring.unsaved_changes(solution) is None
+    assert authoring.unsaved_changes(solution) is None and authoring.unsaved_changes(solution, root=tmp_path) is None
     authoring.generate(solution)
     # Outputs of a (long) run are kept too.
     notebook = nbformat.read(student, as_version=4)
@@ -367,3 +369,64 @@ def test_shipped_student_notebooks_record_their_digest(solution, tmp_path):
     with pytest.raises(ValueError, match=f"Refusing to replace {copy}"):
         authoring.generate(solution, copy)
     assert "STUDENT_WORK = 1" in copy.read_text()
+
+
+def test_a_hand_edited_set_up_cell_counts_as_work(tmp_path, capsys):
+    # The digest leaves the set-up cell out (a refreshed one is no change), so `assign` replaced a set-up cell
+    # that a student had edited without a word.
+    from course_lib import course_repository
+    from course_lib.cli import main
+
+    solution = _demo_solution(tmp_path)
+    student = authoring.generate(solution)
+    notebook = nbformat.read(student, as_version=4)
+    course_repository.setup_cell(notebook).source += "\n!pip install -q my-own-package"
+    nbformat.write(notebook, student)
+    edited = student.read_text()
+    assert main(["assign", str(solution)]) == 2
+    err = capsys.readouterr().err
+    assert f"Refusing to replace {student} (its set-up cell was changed by hand" in err and "--force" in err
+    assert student.read_text() == edited
+    assert main(["assign", "--force", str(solution)]) == 0
+    assert "my-own-package" not in student.read_text() and authoring.is_up_to_date(solution)
+    # A set-up cell for another repository is one that `assign` or the course map writes (a fork's); one that
+    # names two repositories is not.
+    other = "git+https://github.com/a/b"
+    fork = course_repository.setup_cell_source().replace(course_repository.install_target(), other)
+    assert authoring.is_written_setup_cell(fork)
+    assert not authoring.is_written_setup_cell(fork.replace(other, "git+https://github.com/c/d", 1))
+
+
+def test_assign_from_inside_solutions_writes_the_repositorys_assignments(tmp_path, monkeypatch, capsys):
+    # `cd solutions && course-lib assign A1_....ipynb` wrote solutions/assignments/A1_....ipynb, a stray copy,
+    # and `assign --check` from there checked that copy.
+    from course_lib.cli import main
+
+    solution = _demo_solution(tmp_path)
+    monkeypatch.chdir(solution.parent)
+    assert main(["assign", solution.name]) == 0
+    student = tmp_path / "assignments" / solution.name
+    assert f"wrote {student}" in capsys.readouterr().out
+    assert student.is_file() and not (solution.parent / "assignments").exists()
+    assert main(["assign", "--check", solution.name]) == 0
+    student.unlink()
+    assert main(["assign", "--check", solution.name]) == 1
+    assert f"out of date: {student}: it does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, error", [('{"cells": 5}', "TypeError"), ("not json", "NotJSONError")])
+def test_a_solution_that_is_not_a_notebook_is_an_error_naming_it(tmp_path, capsys, text, error):
+    # `{"cells": 5}` gave a TypeError traceback, and a file that is not JSON nbformat's message without the
+    # file's name (which of the notebooks of `assign --all`?).
+    from course_lib.cli import main
+
+    good, weird = _demo_solution(tmp_path), tmp_path / "solutions" / "weird.ipynb"
+    weird.write_text(text)
+    for command in (["assign", str(good), str(weird)], ["assign", "--check", str(weird)]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert f"course-lib: error: The solution notebook {weird} is not a valid Jupyter notebook ({error}: " in err
+        assert f"Received: {weird}" in err and "Traceback" not in err
+    assert not (tmp_path / "assignments").exists()  # the good one is not written either
+    with pytest.raises(ValueError, match=f"The solution notebook {weird} is not a valid Jupyter notebook"):
+        authoring.generate(weird)

@@ -39,6 +39,7 @@ committed in git, gives.
 import copy
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -143,6 +144,25 @@ def student_cell(cell, where):
     return new, removed
 
 
+def read_solution(solution_path):
+    """The solution notebook at `solution_path`, read by nbformat and checked against the notebook schema.
+
+    Raises:
+        ValueError: naming the path, when the file is not a valid notebook (nbformat's own errors do not
+            name it, and some are a TypeError: `{"cells": 5}`).
+    """
+    try:
+        solution = nbformat.read(solution_path, as_version=4)
+        nbformat.validate(solution)
+    except OSError:
+        raise  # a missing or unreadable file: its message names the path
+    except Exception as error:  # nbformat raises many kinds
+        lines = str(error).strip().splitlines() or [""]
+        raise ValueError(f"The solution notebook {solution_path} is not a valid Jupyter notebook "
+                         f"({type(error).__name__}: {lines[0][:200]}). Received: {solution_path}") from error
+    return solution
+
+
 def make_student_notebook(solution, root=None):
     """Returns `(student_notebook, removed_lines)` for a solution notebook.
 
@@ -170,7 +190,8 @@ def content_digest(notebook):
     running a cell, adding, deleting or editing one all change it), but not
     the set-up cell's source nor any metadata: `python tools/course_map.py`
     rewrites those when `course.toml` changes, and a notebook so refreshed is
-    still the one `assign` wrote.
+    still the one `assign` wrote (`unsaved_changes` checks the set-up cell on
+    its own).
     """
     setup = course_repository.setup_cell(notebook)
     parts = [
@@ -180,6 +201,26 @@ def content_digest(notebook):
     ]
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def is_written_setup_cell(source, root=None):
+    """Whether `source` is a set-up cell that `assign` or `python tools/course_map.py` writes.
+
+    That is the one `<root>/course.toml` gives, or the same for any other repository: `course.toml`
+    changed (a fork's) since the notebook was written, and the notebook was refreshed or not yet.
+    The notebook does not record which repository it was written for (a new metadata field would put
+    every student notebook already handed out out of date), so any `git+https://github.com/...` is taken.
+    """
+    root = root or REPOSITORY_ROOT
+    wanted = course_repository.setup_cell_source(root)
+    if source == wanted:
+        return True
+    first, *rest = re.escape(wanted).split(re.escape(course_repository.install_target(root)))
+    if not rest:
+        return False
+    # The first place it is named may name any repository; the others, the same one.
+    pattern = first + r'(?P<target>git\+https://github\.com/[^\s"]+)' + "(?P=target)".join(rest)
+    return re.fullmatch(pattern, source) is not None
 
 
 def recorded_digest(notebook):
@@ -208,7 +249,7 @@ def _legacy_is_generated(digest, solution_path, root):
     the solution since the committed student notebook was generated (the
     usual way to come here) finds it matching the committed solution.
     """
-    solutions = [nbformat.read(solution_path, as_version=4), _committed_solution(solution_path)]
+    solutions = [read_solution(solution_path), _committed_solution(solution_path)]
     for solution in solutions:
         try:
             if solution is not None and content_digest(make_student_notebook(solution, root)[0]) == digest:
@@ -225,7 +266,9 @@ def unsaved_changes(solution_path, target_path=None, root=None):
     `assign` wrote (its content has the digest recorded in it), or when it is
     already what `assign` would write now. A notebook without a recorded
     digest (generated before `assign` recorded one) counts as unchanged only
-    when its solution, current or committed in git, gives it.
+    when its solution, current or committed in git, gives it. The set-up cell,
+    which the digest leaves out, counts as unchanged when it is one that
+    `assign` or `python tools/course_map.py` writes (`is_written_setup_cell`).
     """
     target_path = Path(target_path) if target_path else student_path(solution_path)
     if not target_path.exists():
@@ -236,8 +279,14 @@ def unsaved_changes(solution_path, target_path=None, root=None):
         current = nbformat.reads(target_path.read_text(), as_version=4)
     except Exception:  # nbformat raises many kinds; an unreadable file may still be someone's work
         return "it is not a readable notebook, so it cannot be told from a student's work"
+    setup = course_repository.setup_cell(current)
+    if setup is not None and not is_written_setup_cell(setup.source, root):
+        # The digest leaves the set-up cell out, so that a refreshed one is no change; an edited one is.
+        return ("its set-up cell was changed by hand (it is not one that `course-lib assign` or "
+                f"`{course_repository.REFRESH_COMMAND}` writes; if the course's set-up cell itself changed, run "
+                "that first)")
     digest = content_digest(current)
-    if digest == content_digest(make_student_notebook(nbformat.read(solution_path, as_version=4), root)[0]):
+    if digest == content_digest(make_student_notebook(read_solution(solution_path), root)[0]):
         return None
     recorded = recorded_digest(current)
     if recorded is not None:
@@ -260,7 +309,13 @@ def check_replaceable(solution_path, target_path=None, root=None):
 
 
 def student_path(solution_path):
-    solution_path = Path(solution_path)
+    """The student notebook of `solution_path`: `assignments/` beside its `solutions/` folder.
+
+    The path is made absolute first: from inside `solutions/`, `A1_....ipynb` has `.` as its parent's
+    parent, and the student notebook went to `solutions/assignments/`. Links are not followed, so a
+    `solutions/` linked in from elsewhere still has the repository's `assignments/` beside it.
+    """
+    solution_path = Path(os.path.abspath(solution_path))
     return solution_path.parent.parent / "assignments" / solution_path.name
 
 
@@ -274,8 +329,7 @@ def generate(solution_path, target_path=None, root=None, force=False):
     Raises ValueError, and writes nothing, when the notebook there holds
     changes `assign` did not write (`check_replaceable`), unless `force`.
     """
-    solution = nbformat.read(solution_path, as_version=4)
-    student, _ = make_student_notebook(solution, root)
+    student, _ = make_student_notebook(read_solution(solution_path), root)
     nbformat.validate(student)
     target_path = Path(target_path) if target_path else student_path(solution_path)
     if not force:
@@ -296,8 +350,7 @@ def stale_reasons(solution_path, target_path=None, root=None):
     target_path = Path(target_path) if target_path else student_path(solution_path)
     if not target_path.is_file():
         return ["it does not exist"]
-    solution = nbformat.read(solution_path, as_version=4)
-    student, _ = make_student_notebook(solution, root)
+    student, _ = make_student_notebook(read_solution(solution_path), root)
     text = target_path.read_text()
     if text == render(student):
         return []
@@ -336,6 +389,8 @@ def _assign_command(args):
         for name, link in colab_links(paths).items():
             print(f"{name}: {link}")
         return 0
+    for path in paths:  # all of them before any is written, so that the error names the file
+        read_solution(path)
     if not args.check and not args.force:
         _refuse_edited(paths)
     stale = []

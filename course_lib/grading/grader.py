@@ -20,6 +20,7 @@ through `runner.py`), `isolation.py` (a submission's processes and home),
 `scoring.py` (points and notes) and `reports.py` (the CSV and the feedback files).
 """
 
+import argparse
 import hashlib
 import shutil
 import sys
@@ -47,6 +48,10 @@ from course_lib.grading.scoring import cell_statuses, run_notes, score_tests, su
 from course_lib.grading.spec import REPOSITORY_ROOT, load_assignment
 from course_lib.grading.submissions import handed_out_cells, hidden_inputs, one_line, read_submission, unique_names
 from course_lib.tasks.arguments import output_file, output_folder, positive_float, positive_int
+
+# The longest time limit taken, in seconds. Far longer ones overflow the waits they become (the pipe's poll
+# counts milliseconds in a C int): `--notebook-timeout 3000000` failed every submission, with exit status 0.
+MAX_TIMEOUT = 7 * 24 * 3600  # one week
 
 
 def protected_files(tests_dir=None):
@@ -94,14 +99,15 @@ def grade(
         assignment_name: `A1`, `A1_bahdanau_attention` or a hidden-test file.
         submissions: notebook paths; each must exist and be a file (ValueError naming those that are not,
             before anything is graded). A file that is not a notebook is graded: zero, with the reason.
+            A file given again (under another path) is graded once, under its first path.
         out: CSV path (written after each submission, and at the end; see `write_somewhere`). An earlier
-            batch's CSV there is first moved to a time-stamped name beside it; anything else there is
-            refused (ValueError).
+            batch's CSV there is first moved to a time-stamped name beside it; anything else there, or the
+            path of `feedback_dir` (or a folder above it), is refused (ValueError).
         feedback_dir: folder for one `<submission>.md` per submission, and `FEEDBACK_MARKER`. An earlier
             batch's feedback folder is first moved, whole, to a time-stamped name beside it; a folder that
             is not one and is not empty, or that holds a submission or the current folder (which would
             move with it), is refused (ValueError).
-        cell_timeout, notebook_timeout: seconds (defaults from the assignment).
+        cell_timeout, notebook_timeout: seconds (defaults from the assignment), at most `MAX_TIMEOUT`.
         jobs: submissions graded at the same time.
         tests_dir: folder of the hidden tests (default `hidden_tests/`).
         profile: `COURSE_PROFILE` in the student kernels.
@@ -112,7 +118,8 @@ def grade(
     """
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1. Received: jobs={jobs}")
-    submissions = [Path(p) for p in submissions]
+    given = [str(p) for p in submissions]  # as typed, for the note on a file given twice
+    submissions = [Path(p) for p in given]
     if not submissions:
         raise ValueError("No submissions given. Received: an empty list")
     # A mistyped path (or a shell pattern that matched nothing) would become a zero in the CSV.
@@ -127,6 +134,15 @@ def grade(
     assignment = load_assignment(assignment_name, tests_dir)
     check_installation()
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    # One file named twice (`a/sub.ipynb ./a/sub.ipynb`, or a pattern that overlaps another) would be
+    # graded twice, as two students: the first name is kept.
+    first_named = {}
+    for path in submissions:
+        first_named.setdefault(path.resolve(), path)
+    repeats = [text for text, path in zip(given, submissions) if first_named[path.resolve()] is not path]
+    if repeats:
+        progress(f"note: left out {listing(repeats)}: the same file as a submission given before it (graded once)")
+        submissions = list(first_named.values())
     settings = {
         "cell_timeout": float(assignment.cell_timeout if cell_timeout is None else cell_timeout),
         "notebook_timeout": float(assignment.notebook_timeout if notebook_timeout is None else notebook_timeout),
@@ -136,11 +152,21 @@ def grade(
         "file_mb": int(file_mb),
         "profile": profile,
     }
-    if settings["cell_timeout"] <= 0 or settings["notebook_timeout"] <= 0 or settings["memory_mb"] <= 0:
+    timeouts = (settings["cell_timeout"], settings["notebook_timeout"])
+    if not all(0 < seconds <= MAX_TIMEOUT for seconds in timeouts) or settings["memory_mb"] <= 0:  # (NaN too)
         raise ValueError(
-            "Timeouts and the memory limit must be positive. Received: "
-            f"cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
+            f"Timeouts must be positive and at most {MAX_TIMEOUT} s (one week), and the memory limit positive. "
+            f"Received: cell_timeout={cell_timeout}, notebook_timeout={notebook_timeout}, memory_mb={memory_mb}"
         )
+    if out and feedback_dir:
+        csv_path, folder = Path(out).resolve(), Path(feedback_dir).resolve()
+        if csv_path == folder or csv_path in folder.parents:  # one path cannot be the file and (hold) the folder
+            where = "the feedback folder" if csv_path == folder else "a folder above the feedback folder"
+            raise ValueError(
+                f"The CSV path {out} is {where} too: the grades are one file and the feedback a folder of files, "
+                "so they need paths of their own (the CSV may go inside the feedback folder). "
+                f"Received: --out {out} --feedback {feedback_dir}"
+            )
     # Only the grader's own earlier output is moved aside; anything else there is refused before any move.
     if feedback_dir:
         check_feedback_folder(feedback_dir, submissions)
@@ -273,6 +299,15 @@ def _grade_command(args):
     return 0
 
 
+def timeout_seconds(text):
+    """An `argparse` type for `--timeout` and `--notebook-timeout`: a positive number of seconds, at most
+    `MAX_TIMEOUT` (one week)."""
+    value = positive_float(text)
+    if value > MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_TIMEOUT} seconds (one week), received {text!r}")
+    return value
+
+
 def register_cli(commands):
     parser = commands.root.add_parser(
         "grade", help="grade submitted notebooks against an assignment's hidden tests",
@@ -290,10 +325,12 @@ def register_cli(commands):
                         help="folder for one feedback file per submission (an earlier batch's is kept, moved "
                              "whole to a time-stamped folder beside it; any other folder that is not empty is "
                              "refused)")
-    parser.add_argument("--timeout", type=positive_float, metavar="S",
-                        help="seconds per cell (default: the assignment's, see below)")
-    parser.add_argument("--notebook-timeout", type=positive_float, metavar="S",
-                        help="seconds per notebook (default: the assignment's, see below)")
+    parser.add_argument("--timeout", type=timeout_seconds, metavar="S",
+                        help=f"seconds per cell, at most {MAX_TIMEOUT} (one week; default: the assignment's, "
+                             "see below)")
+    parser.add_argument("--notebook-timeout", type=timeout_seconds, metavar="S",
+                        help=f"seconds per notebook, at most {MAX_TIMEOUT} (one week; default: the assignment's, "
+                             "see below)")
     parser.add_argument("--jobs", type=positive_int, default=1, metavar="N",
                         help="submissions graded at the same time (default: 1)")
     parser.add_argument("--tests", metavar="DIR", help="folder with the hidden tests (default: hidden_tests/ of the repository)")

@@ -194,7 +194,7 @@ def check_csv_target(path):
     """Refuses an `--out` path that holds something other than a CSV of grades the grader wrote.
 
     `keep_aside` moves an earlier batch's CSV out of the way; anything else there (a notebook, notes,
-    a folder given by mistake) is refused rather than moved. A new path is fine.
+    a folder given by mistake, a symbolic link) is refused rather than moved. A new path is fine.
 
     Raises:
         ValueError: naming the path and what it holds.
@@ -202,6 +202,14 @@ def check_csv_target(path):
     path = Path(path)
     if not (path.exists() or path.is_symlink()) or is_grades_csv(path):
         return
+    if path.is_symlink():
+        # Whatever it points to: `keep_aside` would move the link, not the file, and the message said that
+        # a link to an earlier CSV was "not a CSV of grades" while quoting its header.
+        raise ValueError(
+            f"The CSV path {path} is a symbolic link (to {os.readlink(path)}); a link is neither moved aside nor "
+            "written through, so it is left as it is. Give a new path for the grades, or the path of the file it "
+            f"points to. Received: --out {path}"
+        )
     if path.is_dir():
         held = "is a folder"
     else:

@@ -26,6 +26,7 @@ the verdict.
 
 import importlib.util
 import inspect
+import traceback
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,11 +194,28 @@ def load_assignment(name, tests_dir=None):
 
 
 def _load_module(path):
+    """Runs the hidden-test file `path`; returns it as a module, whose `ASSIGNMENT` is an `Assignment`.
+
+    Raises:
+        ValueError: naming the file, when running it fails (the error, and the line of the file where it
+            was raised) or when it defines no `Assignment` as `ASSIGNMENT`.
+    """
     spec = importlib.util.spec_from_file_location(f"hidden_tests_{Path(path).stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the instructor's code may raise anything: name the file, not a traceback
+        lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__)
+                 if Path(frame.filename).resolve() == Path(path).resolve()]
+        where = f" (raised at line {lines[-1]})" if lines else ""
+        raise ValueError(f"The hidden tests {path} could not be loaded: {type(error).__name__}: {error}{where}. "
+                         f"Fix the file. Received: {path}") from error
     if not hasattr(module, "ASSIGNMENT"):
         raise ValueError(f"{path} must define ASSIGNMENT. Received names: {sorted(vars(module))[:20]}")
+    assignment = module.ASSIGNMENT
+    if not isinstance(assignment, Assignment):
+        raise ValueError(f"{path} must define ASSIGNMENT as an Assignment (from course_lib.grading.spec). "
+                         f"Received: ASSIGNMENT = {repr(assignment)[:80]} (of type {type(assignment).__name__})")
     return module
 
 
