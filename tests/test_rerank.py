@@ -2,6 +2,7 @@
 the combined score, right-to-left decoding, the task functions and the CLI."""
 
 import json
+import shutil
 
 import keras
 import numpy as np
@@ -241,11 +242,17 @@ def test_cli_trains_a_reverse_model_and_reranks_with_it(tmp_path, capsys):
         assert 0.0 <= metrics["word_accuracy"] <= metrics["top_k_accuracy"] <= 1.0 and metrics["words"] == 20
     # Two reranking folders are averaged, and by default each gets one member's vote (2 / 1 model).
     metrics_path = tmp_path / "reranked_twice.json"
+    backwards_copy = tmp_path / "backwards_copy"
+    shutil.copytree(backwards, backwards_copy)
     assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
-                 "--rerank-with", str(backwards), "--rerank-with", str(backwards),
+                 "--rerank-with", str(backwards), "--rerank-with", str(backwards_copy),
                  "--metrics-json", str(metrics_path)]) == 0
     metrics = json.loads(metrics_path.read_text())
-    assert metrics["reranked_with"] == [str(backwards)] * 2 and metrics["rerank_weight"] == 2.0
+    assert metrics["reranked_with"] == [str(backwards), str(backwards_copy)] and metrics["rerank_weight"] == 2.0
+    # The same folder twice would count twice: refused.
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
+                 "--rerank-with", str(backwards), "--rerank-with", str(backwards)]) == 2
+    assert f"{str(backwards)!r} is given twice" in capsys.readouterr().err
     # ... but only folders of one kind.
     assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(test), "--beam", "3",
                  "--rerank-with", str(backwards), "--rerank-with", str(reverse)]) == 2

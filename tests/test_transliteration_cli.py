@@ -1,6 +1,7 @@
 """`course-lib train/evaluate transliteration` and `course-lib transliterate` on a tiny run."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -146,3 +147,101 @@ def test_typed_generated_words_are_kept_when_a_run_resumes(files, capsys, tmp_pa
     metrics_path = tmp_path / "typed.json"
     assert main(["evaluate", "transliteration", "--model", str(out), "--metrics-json", str(metrics_path)]) == 0
     assert json.loads(metrics_path.read_text())["test_file"] == "generated test set"
+
+
+def _tsv(path, pairs):
+    path.write_text("".join(f"{native}\t{roman}\t1\n" for roman, native in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def other_letters(files, tmp_path_factory):
+    """Tiny runs: one on `files["train"]` (the generated words), two on a .tsv of 5 roman letters (k, m, l, n, a)."""
+    import itertools
+
+    from course_lib.data.transliteration_words import transliterate
+
+    folder = tmp_path_factory.mktemp("other_letters")
+    romans = ["".join(letters) for letters in itertools.product("kmln", "a", "kmln", "a")]
+    five_letters = _tsv(folder / "five_letters.tsv", [(roman, transliterate(roman)) for roman in romans])
+    short = ["".join(letters) for letters in itertools.product("kmln", "a", "kmln")]
+    five_letters_test = _tsv(folder / "five_letters_test.tsv", [(roman, transliterate(roman)) for roman in short])
+    tiny = ["--units", "8", "--embedding-dim", "4", "--batch-size", "32", "--epochs", "1"]
+    runs = {"five_letters": five_letters, "five_letters_test": five_letters_test}
+    for name, train_file, flags in (("forward", files["train"], []), ("other_forward", five_letters, []),
+                                    ("other_backwards", five_letters, ["--right-to-left"])):
+        runs[name] = folder / name
+        assert main(["train", "transliteration", "--train", str(train_file), "--out", str(runs[name])]
+                    + tiny + flags) == 0
+    return runs
+
+
+def test_a_reranker_or_member_trained_on_other_letters_is_refused(files, other_letters, capsys):
+    forward, backwards = str(other_letters["forward"]), str(other_letters["other_backwards"])
+    capsys.readouterr()
+    # Most candidate letters used to be <unk> to the reranker, and the metrics printed as usual.
+    assert main(["evaluate", "transliteration", "--model", forward, "--test", str(files["test"]), "--beam", "3",
+                 "--rerank-with", backwards]) == 2
+    err = capsys.readouterr().err
+    assert "A reranker must know the letters of the model whose candidates it scores" in err, err
+    assert f"Received: --rerank-with {backwards!r} and --model {forward!r} differ in their roman letters: " in err
+    assert f"only in --model {forward!r}" in err and "; Devanagari letters: " in err
+    # An ensemble member says what differs too.
+    assert main(["evaluate", "transliteration", "--model", forward, "--model", str(other_letters["other_forward"]),
+                 "--test", str(files["test"])]) == 2
+    err = capsys.readouterr().err
+    assert "same vocabularies" in err and "source letters: " in err and "target letters: " in err, err
+    assert f"only in {forward!r}" in err
+
+
+def test_a_folder_given_twice_is_refused(files, other_letters, capsys):
+    forward, backwards = other_letters["forward"], str(other_letters["other_backwards"])
+    capsys.readouterr()
+    # It used to count twice: an ensemble of 3 (and a weight of 1/3 per vote) from two models.
+    again = forward.parent / ".." / forward.parent.name / forward.name  # the same folder, written otherwise
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--model", str(again),
+                 "--test", str(files["test"])]) == 2
+    err = capsys.readouterr().err
+    assert f"{str(again)!r} is given twice (the same folder as {str(forward)!r})" in err, err
+    assert f"Received: --model {str(forward)!r} --model {str(again)!r}" in err
+    assert main(["evaluate", "transliteration", "--model", str(forward), "--test", str(files["test"]), "--beam", "3",
+                 "--rerank-with", backwards, "--rerank-with", backwards]) == 2
+    assert f"Received: --rerank-with {backwards!r} --rerank-with {backwards!r}" in capsys.readouterr().err
+
+
+def test_the_rerank_weight_has_an_upper_bound(capsys):
+    # 1e308 made every combined score overflow to -inf (a RuntimeWarning, then an arbitrary order).
+    with pytest.raises(SystemExit) as stop:
+        main(["evaluate", "transliteration", "--model", "unused", "--beam", "3", "--rerank-with", "unused",
+              "--rerank-weight", "1e308"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --rerank-weight: expected a number from 0 to 1,000,000" in err and "received '1e308'" in err, err
+    from course_lib.tasks.transliteration.cli import rerank_weight
+
+    assert rerank_weight("1e6") == 1e6 and rerank_weight("0") == 0.0
+
+
+def test_scoring_on_the_training_file_warns(files, other_letters, capsys):
+    forward = str(other_letters["forward"])
+    with pytest.warns(UserWarning, match=r"--test .*train\.csv' is the file the model was trained on \(.*\): the "
+                                         r"figures measure memorisation by .*forward'"):
+        assert main(["evaluate", "transliteration", "--model", forward, "--test", str(files["train"])]) == 0
+    # Validating on the training file likewise (here the run is trained already: nothing else happens).
+    with pytest.warns(UserWarning, match=r"--valid .*train\.csv' is the file the model was trained on \(.*\): the "
+                                         r"validation figures measure memorisation"):
+        assert main(["train", "transliteration", "--train", str(files["train"]), "--valid", str(files["train"]),
+                     "--epochs", "1", "--out", forward]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_test_words_in_other_letters_warn(files, other_letters):
+    # The generated test words hold many letters besides k, m, l, n and a: CER 1.0 used to print silently.
+    with pytest.warns(UserWarning, match=r"\d+% of the test words' letters are not in the model's alphabet"):
+        assert main(["evaluate", "transliteration", "--model", str(other_letters["other_forward"]),
+                     "--test", str(files["test"])]) == 0
+    with warnings.catch_warnings(record=True) as caught:  # the model's own kind of words: no warning
+        warnings.simplefilter("always")
+        assert main(["evaluate", "transliteration", "--model", str(other_letters["other_forward"]),
+                     "--test", str(other_letters["five_letters_test"])]) == 0
+    assert not [w for w in caught if "alphabet" in str(w.message)], [str(w.message) for w in caught]

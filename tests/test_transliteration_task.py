@@ -164,3 +164,37 @@ def test_greedy_transliteration_refuses_a_length_penalty():
     with pytest.raises(ValueError, match=r"`max_length` must be a whole number >= 1. Received: max_length=0"):
         task.transliterate_words(model, source_vocab, target_vocab, ["ghar"], max_length=0)  # was the default
 
+
+
+def test_rerank_refuses_an_overflowing_weight_and_a_reranker_of_other_letters():
+    from course_lib.data.transliteration_pairs import TransliterationPair
+    from course_lib.models.seq2seq import Seq2Seq
+    from course_lib.text.vocabulary import Vocabulary
+
+    roman_vocab = Vocabulary.from_texts(["ghar", "kamal"], level="char", lowercase=True)
+    native_vocab = Vocabulary.from_texts(["घर", "कमल"], level="char")
+    other_roman = Vocabulary.from_texts(["kal"], level="char", lowercase=True)
+
+    def seq2seq(source_vocab, seed):
+        keras.utils.set_random_seed(seed)
+        return Seq2Seq(len(source_vocab), len(native_vocab), embedding_dim=4, units=4, max_output_length=4)
+
+    model = seq2seq(roman_vocab, 0)
+    reranker = task.Reranker("right-to-left", seq2seq(roman_vocab, 1), roman_vocab, native_vocab)
+    words = ["ghar", "kamal"]
+    decoded = task.transliterate_words(model, roman_vocab, native_vocab, words, beam_width=2)
+    # 1e308 times a log-probability overflowed: every combined score -inf, with a RuntimeWarning.
+    with pytest.raises(ValueError, match=r"at most 1,000,000 .*Received: weight=1e\+308"):
+        task.rerank(decoded, words, reranker, weight=1e308)
+    assert len(task.rerank(decoded, words, reranker, weight=1e6)["predictions"]) == 2
+    # A reranker that knows other roman letters would read most of them as <unk>.
+    other = task.Reranker("right-to-left", seq2seq(other_roman, 2), other_roman, native_vocab)
+    pairs = [TransliterationPair("ghar", "घर", 1), TransliterationPair("kamal", "कमल", 2)]
+    with pytest.raises(ValueError, match=r"A reranker must know the letters of the model .*Received: the reranker "
+                                         r"and the model differ in their roman letters: 4 only in the model \('ghmr'\)"):
+        task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=other)
+    # Nor does a reranker score the candidates of a reverse (native-roman) model.
+    with pytest.raises(ValueError, match=r"roman-native model. Received: the model, a native-roman model"):
+        task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=reranker,
+                      direction="native-roman")
+    assert task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=reranker)["words"] == 2

@@ -418,7 +418,7 @@ def check_same_training_data(out_dir, trained_on, train_file):
             f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same kind of data "
             f"(pass --train again, or choose another --out). Received: --train {train_file!r}"
         )
-    if train_file and not _same_file(trained_on, train_file):
+    if train_file and not same_file(trained_on, train_file):
         raise ValueError(
             f"{str(out_dir)!r} was trained on {trained_on!r}; resuming it needs the same file (its vocabularies "
             f"and the examples it has seen come from it), or choose another --out. Received: --train {train_file!r}"
@@ -432,11 +432,11 @@ def warn_if_training_file(trained_on, given, flag, what="the figures measure how
 
     Scored on its own training data a model looks far better than it is, and nothing in the figures says so.
     """
-    if given and trained_on and trained_on != GENERATED and _same_file(trained_on, given):
+    if given and trained_on and trained_on != GENERATED and same_file(trained_on, given):
         warnings.warn(f"{flag} {str(given)!r} is the file the model was trained on ({str(trained_on)!r}): {what}.")
 
 
-def _same_file(recorded, given):
+def same_file(recorded, given):
     """True when `given` names the file the run recorded (the same text, or the same file on disk)."""
     if str(recorded) == str(given):
         return True

@@ -1,5 +1,6 @@
 """`course-lib train transliteration`, `evaluate transliteration` and `transliterate`."""
 
+import argparse
 import dataclasses
 import json
 import sys
@@ -8,17 +9,31 @@ from pathlib import Path
 from course_lib.tasks.arguments import (
     GENERATED, IMAGE_SUFFIXES, check_draws_attention, check_run_of, check_generated_test_fits, check_resume_keeps,
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
-    output_folder, plural, positive_float, positive_int, random_seed,
+    output_folder, plural, positive_float, positive_int, random_seed, warn_if_training_file,
 )
 from course_lib.tasks.run_files import write_json_file, write_output_file
 from course_lib.tasks.transliteration.config import DIRECTIONS, TransliterationConfig
 from course_lib.tasks.transliteration.data import generated_splits, load_pairs
 from course_lib.tasks.transliteration.decoding import evaluate, heatmap_examples, transliterate_words
-from course_lib.tasks.transliteration.reranking import equal_votes_weight, load_reranker
+from course_lib.tasks.transliteration.reranking import (
+    RERANK_WEIGHT_LIMIT, check_reranker_fits, equal_votes_weight, load_reranker,
+)
 from course_lib.tasks.transliteration.runs import (
     MODEL_FILE, config_from_state, kind_name, load_ensemble, load_run, model_seed_of, read_state,
     saved_kind, train,
 )
+
+
+def rerank_weight(text):
+    """An `argparse` type for `--rerank-weight`: a number from 0 to `RERANK_WEIGHT_LIMIT`.
+
+    Far larger weights overflowed: `--rerank-weight 1e308` made every score -inf.
+    """
+    value = non_negative_float(text)
+    if value > RERANK_WEIGHT_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to {RERANK_WEIGHT_LIMIT:,.0f} (beyond it the "
+                                         f"reranker decides alone already), received {text!r}")
+    return value
 
 
 def _resumed_config(args, state):
@@ -74,6 +89,8 @@ def _train_command(args):
                 "`--drop-vowel-length` changes the generated words only; a file's roman words are used as "
                 f"they are. Received: --train {args.train!r} --drop-vowel-length {args.drop_vowel_length}"
             )
+        warn_if_training_file(args.train, args.valid, "--valid", "the validation figures measure memorisation, "
+                                                                 "not how the model does on words it has not seen")
         train_pairs = load_pairs(args.train)
         valid_pairs = load_pairs(args.valid) if args.valid else None
         source_name = args.train
@@ -139,8 +156,14 @@ def _evaluate_command(args):
         if args.beam < 2:
             raise ValueError(f"Reranking needs beam candidates: use --beam 2 or more. Received: --beam {args.beam}")
         reranker = load_reranker(args.rerank_with, "--rerank-with")
+        check_reranker_fits(reranker, source_vocab, target_vocab, saved_kind(state)[0],
+                            f"--model {str(args.model[0])!r}", f"--rerank-with {str(args.rerank_with[0])!r}")
         if rerank_weight is None:
             rerank_weight = equal_votes_weight(model, reranker)
+    for folder in [*args.model, *(args.rerank_with or [])]:  # a member or a reranker trained on the test file
+        warn_if_training_file(read_state(folder).get("train_file"), args.test, "--test",
+                              f"the figures measure memorisation by {str(folder)!r}, not how the model does on words "
+                              "it has not seen")
     direction, right_to_left = saved_kind(state)
     metrics = evaluate(model, source_vocab, target_vocab, pairs, beam_width=args.beam,
                        length_penalty=args.length_penalty, direction=direction, right_to_left=right_to_left,
@@ -230,9 +253,10 @@ def register_cli(commands):
     evaluate_parser.add_argument("--rerank-with", metavar="DIR", action="append",
                                  help="a native-roman or right-to-left model (train --direction native-roman / "
                                       "--right-to-left) that reranks the beam; repeat it to average several")
-    evaluate_parser.add_argument("--rerank-weight", type=non_negative_float,
-                                 help="weight of the rerankers' mean length-normalised log-probability (default: "
-                                      "number of --rerank-with / number of --model, one member's vote each)")
+    evaluate_parser.add_argument("--rerank-weight", type=rerank_weight,
+                                 help="weight of the rerankers' mean length-normalised log-probability, at most "
+                                      f"{RERANK_WEIGHT_LIMIT:,.0f} (default: number of --rerank-with / number of "
+                                      "--model, one member's vote each)")
     evaluate_parser.add_argument("--metrics-json", type=output_file(".json"),
                                  help="write the metrics to this .json file (not inside a run folder; an existing "
                                       "file is replaced, and the command says so)")

@@ -1,13 +1,17 @@
 """Decoding words with a trained model, scoring it on test pairs, and its attention pictures."""
 
 import time
+import warnings
 
 import numpy as np
 
 from course_lib.metrics.transliteration import as_reference_lists
 from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.transliteration.data import test_items
-from course_lib.tasks.transliteration.reranking import rerank
+from course_lib.tasks.transliteration.reranking import check_reranker_fits, rerank
+
+
+UNKNOWN_LETTERS_SHARE = 0.2  # `evaluate` warns when more of the test words' letters are not in the model's alphabet
 
 
 def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, length_penalty=1.0,
@@ -83,7 +87,9 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
 
     `direction` and `right_to_left` are the model's (`"native-roman"` scores
     a reverse model). With a `reranker` (see `rerank`) the beam's candidates
-    are reranked before scoring.
+    are reranked before scoring. When more than `UNKNOWN_LETTERS_SHARE` of the
+    test words' letters are not in `source_vocab` (the model reads them as
+    `<unk>`), a warning says so: the figures then measure the mismatch.
 
     Returns:
         A dict: `word_accuracy`, `top_k_accuracy` (k = `beam_width`), `cer`,
@@ -93,7 +99,16 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
     """
     from course_lib.metrics.transliteration import character_error_rate, top_k_accuracy, word_accuracy
 
+    if reranker is not None:
+        check_reranker_fits(reranker, source_vocab, target_vocab, direction)
     words, references = test_items(pairs, target_vocab, direction)
+    letters = [letter for word in source_vocab.tokenize(words) for letter in word]
+    unknown = [letter for letter in letters if letter not in source_vocab.index]
+    if letters and len(unknown) / len(letters) > UNKNOWN_LETTERS_SHARE:
+        shown = "".join(sorted(set(unknown)))
+        warnings.warn(f"{len(unknown) / len(letters):.0%} of the test words' letters are not in the model's alphabet "
+                      f"({len(unknown)} of {len(letters)}, e.g. {shown[:20]!r}; it reads them as <unk>): the figures "
+                      "measure words unlike its training words, not the model.")
     started = time.perf_counter()
     decoded = transliterate_words(model, source_vocab, target_vocab, words, beam_width, length_penalty, batch_size,
                                   right_to_left=right_to_left)

@@ -1,13 +1,18 @@
 """A second model that re-scores the beam's candidates: a channel (native -> roman) or right-to-left one."""
 
 import dataclasses
+import numbers
 
 import numpy as np
 
-from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind
+from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind, vocabulary_difference
 
 
 RERANKER_KINDS = ("channel", "right-to-left")
+# The largest rerank weight. The reranker's term is `weight` times a mean log-probability per letter
+# (about -0.01 to -100): at 1e6 it outweighs any beam score already, and far larger weights overflowed
+# to -inf (1e308 made every score -inf, the order arbitrary).
+RERANK_WEIGHT_LIMIT = 1e6
 
 
 @dataclasses.dataclass
@@ -69,6 +74,35 @@ def load_reranker(model_dirs, flag="--rerank-with"):
         "A reranker is a native-roman model (`train transliteration --direction native-roman`) or a "
         f"right-to-left one (`--right-to-left`). Received: {kind_name(*kind)} model in {model_dirs!r}"
     )
+
+
+def check_reranker_fits(reranker, source_vocab, target_vocab, direction="roman-native",
+                        model_name="the model", reranker_name="the reranker"):
+    """Refuses a `Reranker` that cannot score the candidates of a model with these vocabularies.
+
+    The reranker re-scores a roman-native model's candidates, and must know
+    the same roman and Devanagari letters (the same token lists: trained on
+    the same file): a letter it lacks is `<unk>` to it, and its scores say
+    nothing about the candidates. `model_name` and `reranker_name` say where
+    each came from, for the message (e.g. `"--model 'runs/a'"`).
+    """
+    if direction != "roman-native":
+        raise ValueError(
+            f"A reranker re-scores the candidates of a roman-native model. Received: {model_name}, a "
+            f"{direction} model"
+        )
+    roman, native = ((reranker.target_vocab, reranker.source_vocab) if reranker.kind == "channel"
+                     else (reranker.source_vocab, reranker.target_vocab))
+    differ = [difference for difference in (
+        vocabulary_difference(side, ours.tokens, theirs.tokens, model_name, reranker_name)
+        for side, ours, theirs in (("roman letters", source_vocab, roman), ("Devanagari letters", target_vocab, native))
+    ) if difference]
+    if differ:
+        raise ValueError(
+            "A reranker must know the letters of the model whose candidates it scores (train both on the same "
+            "file): those it lacks would be <unk> to it, and its scores say nothing about the candidates. "
+            f"Received: {reranker_name} and {model_name} differ in their " + "; ".join(differ)
+        )
 
 
 def equal_votes_weight(model, reranker):
@@ -140,7 +174,7 @@ def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
 
     Args:
         decoded, words, reranker: as for `reranker_log_probs`.
-        weight: the reranker's weight (0 keeps the beam order).
+        weight: the reranker's weight (0 keeps the beam order), at most `RERANK_WEIGHT_LIMIT`.
         batch_size: as for `reranker_log_probs`.
         scored: `reranker_log_probs(decoded, words, reranker)` when already
             computed (to try several weights without running the model again).
@@ -154,6 +188,9 @@ def rerank(decoded, words, reranker, weight=1.0, batch_size=512, scored=None):
     """
     from course_lib.decoding.rerank import rerank_scores
 
+    if isinstance(weight, numbers.Real) and weight > RERANK_WEIGHT_LIMIT:
+        raise ValueError(f"`weight` must be at most {RERANK_WEIGHT_LIMIT:,.0f} (beyond it the reranker decides alone "
+                         f"already, and the scores overflow). Received: weight={weight}")
     log_probs, lengths = scored if scored is not None else reranker_log_probs(decoded, words, reranker, batch_size)
     combined = rerank_scores(np.stack(decoded["scores"]), log_probs, lengths, weight)  # -inf stays -inf
     order = np.argsort(-combined, axis=1, kind="stable")  # (N, k)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from course_lib.compiling import training_jit_compile
-from course_lib.tasks.arguments import check_run_of
+from course_lib.tasks.arguments import check_run_of, same_file
 from course_lib.tasks.run_files import committing, finish_commit, load_saved_model, read_json_object
 from course_lib.tasks.transliteration.config import TransliterationConfig
 from course_lib.tasks.transliteration.data import build_vocabularies, encode_pairs, noise_transform
@@ -243,17 +243,45 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2, train_
     }
 
 
+def vocabulary_difference(side, tokens, other_tokens, name, other_name):
+    """What differs between two vocabularies' token lists, for a message; None when they are the same.
+
+    `side` names the tokens ("source letters"), `name` and `other_name` where
+    each list comes from (a folder, a flag).
+    """
+    if list(tokens) == list(other_tokens):
+        return None
+    only = []
+    for where, these, those in ((name, tokens, other_tokens), (other_name, other_tokens, tokens)):
+        letters = [token for token in these if token not in set(those)]
+        if letters:
+            shown = "".join(letters[:20]) + ("..." if len(letters) > 20 else "")
+            only.append(f"{len(letters)} only in {where} ({shown!r})")
+    return f"{side}: " + (", ".join(only) if only else "the same ones in another order (other ids)")
+
+
 def load_alike(model_dirs, flag="--model"):
     """Loads one training folder, or several whose models must be interchangeable.
 
     Several must write in the same direction and order, and share vocabularies
     (be trained on the same file): an ensemble's members, or the models of one
-    `Reranker`. Returns the list of `load_run` results. `flag` names the
-    option that gave the folders (`--model`, `--rerank-with`), for the messages.
+    `Reranker`. A folder given twice is refused: it would count twice. Returns
+    the list of `load_run` results. `flag` names the option that gave the
+    folders (`--model`, `--rerank-with`), for the messages.
     """
     model_dirs = [model_dirs] if isinstance(model_dirs, (str, os.PathLike)) else list(model_dirs)
     if not model_dirs:
         raise ValueError("Need at least one model folder. Received: []")
+    for later, directory in enumerate(model_dirs):
+        repeated = next((earlier for earlier in model_dirs[:later] if same_file(earlier, directory)), None)
+        if repeated is not None:
+            same = "" if os.fspath(repeated) == os.fspath(directory) else \
+                f" (the same folder as {os.fspath(repeated)!r})"
+            raise ValueError(
+                f"{os.fspath(directory)!r} is given twice{same}; each model counts once, a repeat would weigh it "
+                "double. Received: "
+                + " ".join(f"{flag} {os.fspath(folder)!r}" for folder in model_dirs)
+            )
     runs = [load_run(directory, flag) for directory in model_dirs]
     _, source_vocab, target_vocab, state = runs[0]
     for directory, (_, other_source, other_target, other_state) in zip(model_dirs[1:], runs[1:]):
@@ -263,10 +291,17 @@ def load_alike(model_dirs, flag="--model"):
                 f"{os.fspath(directory)!r} is {kind_name(*saved_kind(other_state))}, "
                 f"{os.fspath(model_dirs[0])!r} is {kind_name(*saved_kind(state))}"
             )
-        if other_source.tokens != source_vocab.tokens or other_target.tokens != target_vocab.tokens:
+        differ = [difference for difference in (
+            vocabulary_difference(side, vocab.tokens, other.tokens, repr(os.fspath(model_dirs[0])),
+                                  repr(os.fspath(directory)))
+            for side, vocab, other in (("source letters", source_vocab, other_source),
+                                       ("target letters", target_vocab, other_target))
+        ) if difference]
+        if differ:
             raise ValueError(
                 "These models must be trained on the same vocabularies (the same training file). "
-                f"Received: {os.fspath(directory)!r} differs from {os.fspath(model_dirs[0])!r}"
+                f"Received: {os.fspath(directory)!r} differs from {os.fspath(model_dirs[0])!r} in its "
+                + "; ".join(differ)
             )
     return runs
 
