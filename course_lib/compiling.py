@@ -40,6 +40,8 @@ def compile_once(function, signature):
     # every tf.function made from it together (it keys on the code object). Each model compiles its own
     # decoding function, traced once for its own weights; with a fixed signature none traces twice. So a
     # notebook that trains six captioners and decodes with each would be told, wrongly, that it retraces.
+    # The flag is private to TensorFlow (2.21 reads it); setting it on a release that does not only
+    # leaves the warning on: `Function` takes any attribute.
     compiled._omit_frequent_tracing_warning = True
     return compiled
 

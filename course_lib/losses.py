@@ -51,22 +51,25 @@ def check_token_predictions(y_true, y_pred):
         )
 
 
-def scale_for_replicas(value):
-    """Divides a loss by the number of replicas training in sync (`tf.distribute`), as Keras's own losses do.
+def count_over_replicas(count):
+    """The sum of `count` over the replicas training in sync (`tf.distribute`), for a loss that takes its own mean.
 
-    Under `MirroredStrategy` or `TPUStrategy` every replica computes the loss of its part of the batch, and
-    the replicas' gradients are summed; Keras multiplies the loss back for its progress bar. A loss that
-    computes its own mean must therefore divide by the replicas as Keras's reduction does, or both the loss
-    shown and the gradients come out that many times too large. Outside a strategy (and on JAX or PyTorch,
-    where Keras distributes otherwise) it returns `value` unchanged.
+    Under `MirroredStrategy` or `TPUStrategy` every replica computes the loss of its part of the batch, Keras
+    sums the replicas' gradients, and its progress bar multiplies the loss back by the number of replicas. A
+    replica that divides its weighted sum by the batch's *global* count of real tokens therefore gives, summed,
+    the mean over all the batch's real tokens, as on one device. Dividing by its own count (and by the number
+    of replicas, as Keras's losses do) would average the replicas' means instead, which differs as soon as
+    their parts hold different numbers of real tokens (padding). Outside a replica context, with one replica,
+    and on JAX or PyTorch (where Keras distributes otherwise) it returns `count` unchanged.
     """
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
+    if keras.backend.backend() != "tensorflow":
+        return count
+    import tensorflow as tf
 
-        replicas = tf.distribute.get_strategy().num_replicas_in_sync
-        if replicas > 1:
-            value = value * ops.cast(1.0 / replicas, value.dtype)
-    return value
+    context = tf.distribute.get_replica_context()  # None in a cross-replica context
+    if context is None or context.num_replicas_in_sync == 1:
+        return count
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, count)
 
 
 @keras.saving.register_keras_serializable(package="course_lib")
@@ -85,17 +88,22 @@ class MaskedTokenLoss(keras.losses.Loss):
 
     Call arguments:
         y_true: target ids `(batch, tgt_len)`.
-        y_pred: logits `(batch, tgt_len, vocab)`.
+        y_pred: logits `(batch, tgt_len, vocab)`; float16 or bfloat16 logits (mixed precision) are cast
+            to float32 first.
         sample_weight: optional, `(batch,)` or `(batch, tgt_len)`.
 
     Returns:
-        The scalar mean loss per real token (divided by the number of replicas under a `tf.distribute`
-        strategy, as Keras's own losses are: `scale_for_replicas`).
+        The scalar mean loss per real token. Under a `tf.distribute` strategy with several replicas each
+        replica returns its tokens' weighted sum divided by the weights of the whole batch
+        (`count_over_replicas`): Keras sums the replicas' gradients, so they are those of the batch's mean.
 
     Note: `fit` and `evaluate` report the mean of the batches' values weighted by their numbers of
     examples, as for every Keras loss. Over a set whose batches hold different numbers of real tokens this
     is not the mean over all its tokens (far from it when batches are tiny and lengths very uneven);
-    `metrics.language_model.perplexity_from_log_probs` gives the exact per-token figure.
+    `metrics.language_model.perplexity_from_log_probs` gives the exact per-token figure. Under several
+    replicas Keras also weights each replica's part of a batch by its number of examples, so a batch that
+    does not split evenly across the replicas (the last one, say) shows a slightly different figure; its
+    gradients are still exact.
     """
 
     def __init__(self, pad_id=0, name="masked_token_loss", **kwargs):
@@ -118,10 +126,15 @@ class MaskedTokenLoss(keras.losses.Loss):
         y_true = ops.cast(ops.convert_to_tensor(y_true), "int32")  # (batch, tgt_len)
         y_pred = ops.convert_to_tensor(y_pred)  # (batch, tgt_len, vocab)
         check_token_predictions(y_true, y_pred)
+        if keras.backend.standardize_dtype(y_pred.dtype) in ("float16", "bfloat16"):
+            # Half precision (mixed-precision logits) overflows the sum over tokens to inf
+            # (float16 ends at 65504) and loses digits in the log-softmax: compute in float32.
+            y_pred = ops.cast(y_pred, "float32")  # (batch, tgt_len, vocab)
         per_token = self.token_losses(y_true, y_pred)  # (batch, tgt_len)
         weights = token_weights(y_true, self.pad_id, sample_weight, per_token.dtype)  # (batch, tgt_len)
-        total = ops.sum(per_token * weights) / ops.maximum(ops.sum(weights), keras.config.epsilon())
-        return ops.cast(scale_for_replicas(total), self.dtype)
+        count = count_over_replicas(ops.sum(weights))  # the whole batch's, under several replicas
+        total = ops.sum(per_token * weights) / ops.maximum(count, keras.config.epsilon())
+        return ops.cast(total, self.dtype)
 
     def call(self, y_true, y_pred):
         return self(y_true, y_pred)
@@ -151,7 +164,7 @@ class SmoothedMaskedTokenLoss(MaskedTokenLoss):
     def token_losses(self, y_true, y_pred):
         vocab = ops.shape(y_pred)[-1]
         log_probs = ops.log_softmax(y_pred, axis=-1)  # (batch, tgt_len, vocab)
-        smoothed = ops.one_hot(y_true, vocab) * (1.0 - self.label_smoothing) + (
+        smoothed = ops.one_hot(y_true, vocab, dtype=y_pred.dtype) * (1.0 - self.label_smoothing) + (
             self.label_smoothing / ops.cast(vocab, y_pred.dtype)
         )  # (batch, tgt_len, vocab)
         return -ops.sum(smoothed * log_probs, axis=-1)  # (batch, tgt_len)

@@ -35,8 +35,9 @@ def test_mirrored_strategy_on_two_logical_cpus():
 
 def test_the_token_loss_and_its_gradients_do_not_grow_with_the_number_of_replicas():
     """Keras sums the replicas' gradients and multiplies the loss back for display, so a loss that takes its own
-    mean must divide by the replicas as Keras's reduction does. Before it did, two replicas showed twice the loss
-    and took twice the SGD step (Adam hid the step, being scale-free; clipping and alignment weights did not)."""
+    mean must not return each replica's full mean (it divides by the whole batch's count of real tokens). When it
+    did, two replicas showed twice the loss and took twice the SGD step (Adam hid the step, being scale-free;
+    clipping and alignment weights did not)."""
     script = textwrap.dedent(
         """
         import tensorflow as tf
@@ -111,6 +112,55 @@ def test_evaluate_and_predict_before_any_fit_under_two_replicas_see_integer_ids(
         np.testing.assert_allclose(on_arrays, want, rtol=1e-5)
         np.testing.assert_allclose(predicted, single.predict(inputs, verbose=0), rtol=1e-4, atol=1e-6)
         print("SAME", on_dataset, want)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "SAME" in completed.stdout
+
+
+def test_the_token_losses_are_the_mean_over_all_real_tokens_when_replicas_hold_different_numbers():
+    """Each replica used to divide its sum by its own count of real tokens, and Keras then averaged the replicas:
+    the mean of the replicas' means (2.3040 instead of 2.3003 here, where one replica holds 4 real tokens and the
+    other 1), with gradients to match. Dividing by the whole batch's count gives one device's loss and step."""
+    script = textwrap.dedent(
+        """
+        import tensorflow as tf
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+        import keras
+        import numpy as np
+        from course_lib.losses import MaskedTokenLoss, SmoothedMaskedTokenLoss
+        from course_lib.models import Seq2Seq
+
+        rng = np.random.default_rng(0)
+        source = rng.integers(3, 12, (2, 5)).astype("int32")
+        target_out = rng.integers(3, 10, (2, 4)).astype("int32")
+        target_in = np.concatenate([np.ones((2, 1), "int32"), target_out[:, :-1]], 1)
+        target_out[1, 1:] = 0  # example 0 has 4 real tokens, example 1 (the second replica's) only 1
+        target_in[1, 2:] = 0
+        data = tf.data.Dataset.from_tensor_slices(({"source": source, "target_in": target_in}, target_out)).batch(2)
+
+        def run(strategy, loss):
+            keras.utils.set_random_seed(0)
+            with strategy.scope():
+                model = Seq2Seq(12, 10, embedding_dim=4, units=6)
+                model.compile(optimizer=keras.optimizers.SGD(1.0), loss=loss)
+            evaluated = model.evaluate(data, verbose=0, return_dict=True)["loss"]
+            before = [w.copy() for w in model.get_weights()]
+            fitted = model.fit(data, epochs=1, verbose=0).history["loss"][0]
+            steps = [after - w for after, w in zip(model.get_weights(), before)]  # -learning_rate * gradients
+            return evaluated, fitted, steps
+
+        for loss in (MaskedTokenLoss, lambda: SmoothedMaskedTokenLoss(0.1)):
+            one = run(tf.distribute.get_strategy(), loss())
+            two = run(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]), loss())
+            print("ONE", one[:2], "TWO", two[:2])
+            np.testing.assert_allclose(two[:2], one[:2], rtol=1e-5)
+            assert max(np.abs(step).max() for step in one[2]) > 1e-3  # the step is not vanishingly small
+            for step_two, step_one in zip(two[2], one[2]):
+                np.testing.assert_allclose(step_two, step_one, rtol=1e-4, atol=1e-6)
+        print("SAME")
         """
     )
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)

@@ -127,3 +127,18 @@ def test_the_token_loss_refuses_another_reduction(reduction):
         MaskedTokenLoss(reduction=reduction)
     with pytest.raises(ValueError, match=r"Received: reduction="):
         SmoothedMaskedTokenLoss(reduction=reduction)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_token_losses_on_half_precision_logits_are_computed_in_float32(dtype):
+    """Mixed precision hands the loss float16 or bfloat16 logits. The sum over 8192 tokens of about 12 each
+    overflowed float16 to inf (bfloat16 kept 3 digits of it), and the smoothed loss's float32 one-hot could
+    not be multiplied by half-precision log-probabilities."""
+    rng = np.random.default_rng(0)
+    targets = rng.integers(1, 50, size=(128, 64))  # no padding, so the mean is Keras's own
+    half = keras.ops.cast(5.0 * rng.normal(size=(128, 64, 50)).astype("float32"), dtype)  # (batch, tgt_len, vocab)
+    logits = keras.ops.convert_to_numpy(keras.ops.cast(half, "float32"))  # the same values, in float32
+    expected = float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(targets, logits))
+    assert float(MaskedTokenLoss()(targets, half)) == pytest.approx(expected, rel=1e-5)
+    smoothed = SmoothedMaskedTokenLoss(0.1)
+    assert float(smoothed(targets, half)) == pytest.approx(float(smoothed(targets, logits)), rel=1e-5)

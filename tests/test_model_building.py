@@ -144,3 +144,74 @@ def test_a_frozen_model_has_no_trainable_weight_left(kind):
     frozen = model_cls(**arguments, trainable=False)
     frozen.build()  # by example: every sub-layer
     assert frozen.weights and not [weight.path for weight in frozen.weights if weight.trainable]
+
+
+def _reversal_batch():
+    source = np.random.default_rng(0).integers(3, 14, size=(32, 5)).astype("int32")
+    target_in = np.concatenate([np.ones((32, 1), "int32"), source[:, ::-1][:, :4]], axis=1)
+    return {"source": source, "target_in": target_in}, source[:, ::-1]
+
+
+class _EpochsSeen(keras.callbacks.Callback):
+    def __init__(self):
+        super().__init__()
+        self.epochs = []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.epochs.append(epoch)
+
+
+@pytest.mark.parametrize("given", ["by_position", "as_a_callback_list"])
+def test_callbacks_given_by_position_or_as_a_callback_list_come_after_the_finite_loss_check(given):
+    """`fit(x, y, 16, 1, 0, [callback])` used to raise "got multiple values for argument 'callbacks'", and a
+    `keras.callbacks.CallbackList` given by name could not be unpacked into a list (TypeError)."""
+    inputs, targets = _reversal_batch()
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6)
+
+    def fit(learning_rate, epochs, seen):
+        model.compile(keras.optimizers.SGD(learning_rate))
+        if given == "by_position":
+            model.fit(inputs, targets, 16, epochs, 0, [seen])
+        else:
+            callbacks = keras.callbacks.CallbackList([seen], add_history=True, model=model)
+            model.fit(inputs, targets, batch_size=16, epochs=epochs, verbose=0, callbacks=callbacks)
+
+    fit(1e-2, 1, seen := _EpochsSeen())
+    assert seen.epochs == [0]
+    with pytest.raises(ValueError, match="Training diverged"):
+        fit(1e38, 2, seen := _EpochsSeen())  # the weights overflow in the first epoch
+    assert seen.epochs == []  # the check ran first: the diverged epoch never reached the given callbacks
+
+
+def test_a_given_terminate_on_nan_handles_the_nan_loss_itself():
+    """Keras's `TerminateOnNaN` stops the loop (or raises a `RuntimeError` with `raise_error=True`); a fit given one
+    used to raise the course's `ValueError` all the same at the end of the epoch."""
+    inputs, targets = _reversal_batch()
+    model = Seq2Seq(14, 14, embedding_dim=8, units=16, max_output_length=6)
+    model.compile(keras.optimizers.SGD(1e38))
+    history = model.fit(inputs, targets, batch_size=8, epochs=3, verbose=0, callbacks=[keras.callbacks.TerminateOnNaN()])
+    assert len(history.history["loss"]) == 1  # stopped in the first epoch, without an error
+    with pytest.raises(RuntimeError, match="NaN or Inf loss"):
+        model.fit(inputs, targets, batch_size=8, epochs=1, verbose=0,
+                  callbacks=[keras.callbacks.TerminateOnNaN(raise_error=True)])
+
+
+def test_a_sublayer_that_build_does_not_create_gets_its_optimizer_slots():
+    """A subclass whose `call` uses a layer of its own: the optimizer, built eagerly before that layer existed,
+    refused its gradients (`ValueError: Unknown variable: extra/kernel`)."""
+
+    class WithExtra(Seq2Seq):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.extra = keras.layers.Dense(14, name="extra")
+
+        def call(self, inputs, training=None):
+            return self.extra(super().call(inputs, training=training))  # (batch, tgt_len, 14)
+
+    inputs, targets = _reversal_batch()
+    keras.utils.set_random_seed(0)
+    model = WithExtra(14, 14, embedding_dim=8, units=16, max_output_length=6)
+    model.compile(keras.optimizers.Adam(1e-2))
+    history = model.fit(inputs, targets, batch_size=16, epochs=2, verbose=0)
+    assert model.extra.built and np.isfinite(history.history["loss"]).all()
+    assert model.optimizer.built and len(model.optimizer.variables) > 2 * len(model.trainable_variables)

@@ -15,12 +15,26 @@ def test_thread_counts_must_be_positive():
 
 
 def test_tuning_is_skipped_on_a_larger_machine(monkeypatch):
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 64)
     assert threads.tune_for_small_cpu(max_cores=2) is False
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="no CPU affinity on this OS")
+def test_the_cores_counted_are_those_the_process_may_run_on(monkeypatch):
+    """A process limited to 2 of a machine's 64 cores (a container, `taskset`) is on a small CPU; `os.cpu_count()`
+    counted the machine's cores, so the tuning was skipped there."""
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 64)
+    monkeypatch.setattr(threads.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [])  # no GPU
+    applied = []  # the runtime of this test process is up already: record the settings instead
+    monkeypatch.setattr(tf.config.threading, "set_intra_op_parallelism_threads", lambda n: applied.append(("intra", n)))
+    monkeypatch.setattr(tf.config.threading, "set_inter_op_parallelism_threads", lambda n: applied.append(("inter", n)))
+    assert threads.tune_for_small_cpu(max_cores=2) is True
+    assert applied == [("intra", 1), ("inter", 2)]
+
+
 def test_tuning_is_refused_once_the_runtime_runs(monkeypatch):
-    monkeypatch.setattr(threads.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(threads, "usable_cores", lambda: 1)
     tf.constant(1.0) + 1.0  # the runtime is up in a test process
     before = tf.config.threading.get_inter_op_parallelism_threads()
     assert threads.tune_for_small_cpu(max_cores=2, inter_op=before + 3) is False
@@ -232,3 +246,84 @@ def test_a_course_model_is_built_eagerly_before_anything_is_traced():
     arrays = compiled()
     arrays.fit(inputs, target_out, batch_size=2, epochs=2, verbose=0)
     assert (arrays.symbolic_passes, arrays.train_step_traces) == (1, 1)
+
+
+def _dense_model():
+    import keras
+
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    return model
+
+
+def _regression_rows(count, seed):
+    rng = np.random.default_rng(seed)
+    features = rng.normal(size=(count, 3)).astype("float32")
+    return features, features.sum(1, keepdims=True), rng.uniform(0.0, 2.0, size=count).astype("float32")
+
+
+@pytest.mark.parametrize("given", ["weights_and_a_validation_triple", "a_validation_dataset", "a_validation_split"])
+def test_fit_arrays_trains_and_validates_as_keras_does_on_the_arrays(given):
+    """Each used to fail on TensorFlow: the triple (TypeError), a dataset (AttributeError), and `sample_weight`
+    and `validation_split` (Keras refuses both for the dataset that `fit_arrays` hands it)."""
+    from course_lib.training.fit import fit_arrays
+
+    features, targets, weights = _regression_rows(40, seed=0)
+    held_out = _regression_rows(12, seed=1)
+    arguments = {
+        "weights_and_a_validation_triple": {"sample_weight": weights, "validation_data": held_out},
+        "a_validation_dataset": {"validation_data": tf.data.Dataset.from_tensor_slices(held_out).batch(5)},
+        "a_validation_split": {"sample_weight": weights, "validation_split": 0.25},  # the last 10 rows
+    }[given]
+    ours = fit_arrays(_dense_model(), features, targets, batch_size=8, epochs=2, shuffle=False, verbose=0,
+                      **arguments).history
+    keras_own = _dense_model().fit(features, targets, batch_size=8, epochs=2, shuffle=False, verbose=0,
+                                   **arguments).history
+    assert sorted(ours) == sorted(keras_own) and "val_loss" in ours, (ours, keras_own)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], keras_own[name], rtol=1e-5)
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"validation_data": (np.zeros((4, 3)),)}, "Received: a tuple of length 1"),
+    ({"validation_split": 1.0}, r"Received: validation_split=1.0"),
+    ({"validation_split": 0.99}, r"out of 40\. Received: validation_split=0.99"),  # 0 rows left
+])
+def test_fit_arrays_refuses_validation_it_cannot_take(arguments, message):
+    from course_lib.training.fit import fit_arrays
+
+    features, targets, _ = _regression_rows(40, seed=0)
+    with pytest.raises(ValueError, match=message):
+        fit_arrays(_dense_model(), features, targets, batch_size=8, epochs=1, verbose=0, **arguments)
+
+
+def test_building_before_fit_leaves_it_to_keras_in_a_release_without_its_private_symbolic_build(monkeypatch):
+    """`build_from_spec` calls Keras's private `_symbolic_build`; without it, every fit through the course's helpers
+    ended in an AttributeError instead of letting Keras build the model itself."""
+    from course_lib.training.fit import fit_arrays
+
+    model = _dense_model()
+    for cls in type(model).__mro__:
+        if "_symbolic_build" in vars(cls):
+            monkeypatch.delattr(cls, "_symbolic_build")
+    assert not hasattr(model, "_symbolic_build")
+    features, targets, _ = _regression_rows(16, seed=0)
+    fit_arrays(model, features, targets, batch_size=8, epochs=1, verbose=0)
+    assert int(model.optimizer.iterations) == 2
+
+
+def test_the_progress_bar_gets_its_epoch_count_through_the_params_keras_reads(monkeypatch):
+    """It used to overwrite `ProgbarLogger.epochs`, where Keras 3.15 happens to keep the count; a release that reads
+    it from its params would have numbered the epochs out of the first `fit`'s count."""
+    import keras
+
+    from course_lib.training.fit import _ProgressOutOf
+
+    def keeps_the_params(self, params):  # such a release's `set_params`
+        self.params = params
+
+    monkeypatch.setattr(keras.callbacks.ProgbarLogger, "set_params", keeps_the_params)
+    progress = _ProgressOutOf(3)
+    progress.set_params({"verbose": 2, "epochs": 2, "steps": 5})
+    assert progress.params["epochs"] == 3

@@ -1,5 +1,6 @@
 """One way for every subclassed model here to create its weights (and to refuse a diverged fit)."""
 
+import inspect
 import math
 
 import keras
@@ -46,26 +47,49 @@ class BuildsSublayers:
         first (`build()`, and the slots for the trainable variables of this
         `fit`, as Keras would), the step is traced once: the first `fit` of
         a small dialog model on NumPy arrays took 4.4 s instead of 9.7 s. (Other
-        backends build everything before tracing already.)
+        backends build everything before tracing already.) A sublayer that
+        `build()` does not create (one a subclass adds and uses only in `call`)
+        would be created in the trace, after the optimizer, which would then
+        refuse its gradients (`Unknown variable`); until every layer is built,
+        the optimizer is left to Keras, which builds it inside the trace.
         """
         if keras.backend.backend() == "tensorflow":
             with self.distribute_strategy.scope():
                 self.build()
                 optimizer = getattr(self, "optimizer", None)
-                if optimizer is not None and not optimizer.built:
+                if optimizer is not None and not optimizer.built and every_layer_built(self):
                     optimizer.build(self.trainable_variables)
         return super().make_train_function(force)
 
-    def fit(self, x=None, y=None, *args, **kwargs):
+    def fit(self, *args, **kwargs):
         """Keras's `fit`, stopped with a `ValueError` when the loss stops being a finite number.
 
         `RefuseNonFiniteLoss` runs first at the end of every epoch, before any
         other callback, so a checkpoint callback never saves a diverged model
-        over the last good one.
+        over the last good one. `callbacks` may be given by position or name,
+        as a list, one callback or a `keras.callbacks.CallbackList` (which
+        Keras uses as it is, so the check is put first in it). When they hold
+        a `keras.callbacks.TerminateOnNaN`, NaN handling is left to it and the
+        check is not added.
         """
-        self.build_from_data(x, y)
-        kwargs["callbacks"] = [RefuseNonFiniteLoss(), *(kwargs.get("callbacks") or ())]
-        return super().fit(x, y, *args, **kwargs)
+        # Bound as Keras's `fit` binds them, so callbacks given by position are found too.
+        arguments = inspect.signature(super().fit).bind(*args, **kwargs)
+        self.build_from_data(arguments.arguments.get("x"), arguments.arguments.get("y"))
+        arguments.arguments["callbacks"] = self._with_finite_loss_check(arguments.arguments.get("callbacks"))
+        return super().fit(*arguments.args, **arguments.kwargs)
+
+    def _with_finite_loss_check(self, callbacks):
+        """`callbacks` with `RefuseNonFiniteLoss` first, unless they check the loss already."""
+        given = callbacks.callbacks if isinstance(callbacks, keras.callbacks.CallbackList) else (
+            keras.tree.flatten(callbacks) if callbacks else [])
+        if any(isinstance(callback, (RefuseNonFiniteLoss, keras.callbacks.TerminateOnNaN)) for callback in given):
+            return callbacks
+        check = RefuseNonFiniteLoss()
+        if isinstance(callbacks, keras.callbacks.CallbackList):
+            check.set_model(self)  # Keras neither wraps a CallbackList nor sets its callbacks' model
+            callbacks.callbacks.insert(0, check)
+            return callbacks
+        return [check, *given]
 
     def evaluate(self, x=None, y=None, *args, **kwargs):
         self.build_from_data(x, y)
@@ -103,6 +127,16 @@ class BuildsSublayers:
         self.build()
 
 
+def every_layer_built(model):
+    """True when `model` and all its layers, nested ones included, have created their weights.
+
+    Keras's `_flatten_layers` lists them, as Keras's own build check does; a Keras without it gives False,
+    and the caller leaves building to Keras.
+    """
+    flatten_layers = getattr(model, "_flatten_layers", None)
+    return flatten_layers is not None and all(layer.built for layer in flatten_layers())
+
+
 def build_from_spec(model, data_batch):
     """Builds `model` (weights, compiled loss and metrics) from `data_batch`'s shapes and dtypes, on TensorFlow.
 
@@ -112,10 +146,13 @@ def build_from_spec(model, data_batch):
     """
     if keras.backend.backend() != "tensorflow":
         return
+    # A private Keras method (3.x): a release without it builds in its own way, in `fit`.
+    symbolic_build = getattr(model, "_symbolic_build", None)
     with model.distribute_strategy.scope():
         if hasattr(model, "build_sublayers") and not model.built:
             model.build()
-        model._symbolic_build(data_batch=data_batch)
+        if symbolic_build is not None:
+            symbolic_build(data_batch=data_batch)
 
 
 class RefuseNonFiniteLoss(keras.callbacks.Callback):
@@ -126,7 +163,10 @@ class RefuseNonFiniteLoss(keras.callbacks.Callback):
     strings without an error. Raised at the epoch's end (one check per epoch,
     no cost per step), before the callbacks after it, so that epoch is not
     saved; a run with checkpoints keeps its last good one. (Keras's own
-    `TerminateOnNaN` only stops the loop, and the task would then save.)
+    `TerminateOnNaN` checks every batch; by default it only stops the loop,
+    and the task would then save the NaN model, but with `raise_error=True`
+    it raises a `RuntimeError`. `BuildsSublayers.fit` leaves NaN handling to
+    a `TerminateOnNaN` it is given.)
     """
 
     def on_epoch_end(self, epoch, logs=None):

@@ -1,5 +1,6 @@
 """Training loops shared by every task: fixed step budgets with progress."""
 
+import math
 import time
 
 import keras
@@ -26,8 +27,8 @@ class _ProgressOutOf(keras.callbacks.ProgbarLogger):
         self.total = total
 
     def set_params(self, params):
-        super().set_params(params)
-        self.epochs = self.total
+        # Through the params Keras reads, not the attribute it keeps them in (a private detail).
+        super().set_params({**params, "epochs": self.total})
 
 
 def steps_per_execution_for(steps_per_epoch, most):
@@ -53,10 +54,18 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     long run is visible in a notebook or terminal without a line per step.
     When `steps` is not a multiple of `report_every`, the last `steps %
     report_every` batches make one shorter epoch. Keras cannot vary an
-    epoch's length within one `fit`, so that epoch is a second `fit` which
-    continues `dataset` where the first stopped, runs the same `callbacks`
-    (they see a second train begin and end) and is appended to the returned
-    history.
+    epoch's length within one `fit`, so that epoch is a second `fit`, which
+    runs the same `callbacks` (they see a second train begin and end) and is
+    appended to the returned history. On a `tf.data` dataset it iterates
+    the dataset afresh and skips the batches already trained (`skip`, which
+    also reads them): that continues where the first `fit` stopped only
+    for a dataset that gives the same batches in the same order on every
+    new iteration (an unshuffled `array_dataset`). One that draws anew (a
+    shuffled `array_dataset`, in a new order; `reversal.as_dataset`, whose
+    passes go on drawing new strings) trains the remainder on batches of
+    that new draw, not on the rest of the first `fit`'s last pass (of a
+    shuffled `array_dataset`, some rows of that pass are then trained twice,
+    others not at all). A Python generator simply goes on.
 
     Returns:
         `(history, seconds)`.
@@ -100,7 +109,7 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
 
     history, seconds = fit(stream, 0, epochs, report_every)
     seconds += build_seconds
-    if remainder:  # one shorter epoch that continues the stream
+    if remainder:  # one shorter epoch; tf.data: a fresh iteration past the batches trained
         rest = stream.skip(epochs * report_every) if hasattr(stream, "skip") else stream
         extra, extra_seconds = fit(rest, epochs, epochs + 1, remainder)
         seconds += extra_seconds
@@ -110,22 +119,75 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     return history, seconds
 
 
-def fit_arrays(model, inputs, targets, batch_size, epochs, validation_data=None, shuffle=True, seed=0, **kwargs):
+def fit_arrays(model, inputs, targets, batch_size, epochs, validation_data=None, shuffle=True, seed=0,
+               sample_weight=None, validation_split=0.0, **kwargs):
     """`model.fit` on NumPy arrays, through `data.tf_data.array_dataset` on TensorFlow.
 
-    Other backends get the arrays as they are. Returns the `History`.
+    Args:
+        model: a compiled Keras model.
+        inputs: the input arrays (a nest of them), one row per example.
+        targets: the target arrays, one row per example.
+        batch_size: examples per batch, of the validation arrays too.
+        epochs: passes over the data.
+        validation_data: `(inputs, targets)` or `(inputs, targets, sample_weight)` arrays, or a dataset
+            (`tf.data.Dataset`, or anything else Keras takes), which is passed on as it is.
+        shuffle: whether the training rows are drawn in a new order every epoch.
+        seed: the seed of that order.
+        sample_weight: optional weights of the training rows, `(batch,)` or `(batch, tgt_len)`.
+        validation_split: the fraction of the rows, the last ones before any shuffling (as Keras takes
+            them), held out for validation; ignored when `validation_data` is given, as in Keras.
+        **kwargs: other `model.fit` arguments (`verbose`, `callbacks`, ...).
+
+    Returns:
+        The `History`. Other backends get the arrays as they are.
     """
     from course_lib.data.tf_data import array_dataset
 
     if keras.backend.backend() != "tensorflow":
-        return model.fit(inputs, targets, batch_size=batch_size, epochs=epochs,
-                         validation_data=validation_data, shuffle=shuffle, **kwargs)
-    if validation_data is not None:
-        validation_data = array_dataset(*validation_data, batch_size=batch_size)
-    dataset = array_dataset(inputs, targets, batch_size, shuffle=shuffle, seed=seed)
+        return model.fit(inputs, targets, batch_size=batch_size, epochs=epochs, validation_data=validation_data,
+                         shuffle=shuffle, sample_weight=sample_weight, validation_split=validation_split, **kwargs)
+    if validation_split and validation_data is None:
+        (inputs, targets, sample_weight), validation_data = _split_off_the_last_rows(
+            (inputs, targets, sample_weight), validation_split)
+
+    def batched(inputs, targets, sample_weight=None, **options):
+        if sample_weight is None:
+            return array_dataset(inputs, targets, batch_size, **options)
+        # The weights travel with the targets (rows checked and gathered together), then come out third.
+        return array_dataset(inputs, (targets, sample_weight), batch_size, **options).map(
+            lambda x, target_and_weight: (x, *target_and_weight))
+
+    if isinstance(validation_data, (tuple, list)):
+        if len(validation_data) not in (2, 3):
+            raise ValueError(
+                "`validation_data` must be (inputs, targets), (inputs, targets, sample_weight) or a dataset. "
+                f"Received: a {type(validation_data).__name__} of length {len(validation_data)}"
+            )
+        validation_data = batched(*validation_data)
+    dataset = batched(inputs, targets, sample_weight, shuffle=shuffle, seed=seed)
     build_before_fit(model, dataset)
     return model.fit(dataset, epochs=epochs, validation_data=validation_data, shuffle=False,
                      **kwargs)  # the dataset shuffles itself
+
+
+def _split_off_the_last_rows(arrays, fraction):
+    """`(training, held_out)`: `arrays` (nests of arrays with one row per example, or None) split as Keras's
+    `validation_split` splits them, the last `fraction` of the rows held out."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"`validation_split` must lie in (0, 1). Received: validation_split={fraction}")
+    rows = len(keras.tree.flatten(arrays[1])[0])
+    split_at = math.floor(rows * (1.0 - fraction))
+    if split_at in (0, rows):
+        raise ValueError(
+            f"`validation_split` leaves no row for training or none for validation out of {rows}. "
+            f"Received: validation_split={fraction}"
+        )
+
+    def rows_of(part):
+        return tuple(None if nest is None else keras.tree.map_structure(lambda array: array[part], nest)
+                     for nest in arrays)
+
+    return rows_of(slice(None, split_at)), rows_of(slice(split_at, None))
 
 
 def build_before_fit(model, dataset):

@@ -16,6 +16,11 @@ def get_strategy(kind="auto"):
     from the data's dtypes instead, in their own `fit` and `evaluate`
     (`models.building.BuildsSublayers.build_from_data`), and every task trains through
     `training.fit.build_before_fit`; a model of your own needs the same (`models.building.build_from_spec`).
+
+    Compile a model trained under a strategy with several replicas with `steps_per_execution=1` (Keras's
+    default): with more, Keras 3.15 on TensorFlow 2.21 fails in the first `fit` (`InvalidArgumentError: You
+    must feed a value for placeholder tensor 'while/cond/Placeholder'`; a plain `Dense` model on two logical
+    CPUs does too, so it is Keras's, not the course's; keras-team/keras#19246 looks related).
     """
     import tensorflow as tf
 

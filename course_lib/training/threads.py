@@ -12,15 +12,28 @@ the reversal model about 20 % faster (benchmarks/reversal.py prints both).
 import os
 
 
+def usable_cores():
+    """The number of CPU cores this process may run on.
+
+    A container, a CI runner or `taskset` may allow fewer cores than the machine has: `os.cpu_count()`
+    counts the machine's, `os.sched_getaffinity` the process's, where the OS has it (Linux; not macOS or
+    Windows, which fall back to `os.cpu_count()`).
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def tune_for_small_cpu(max_cores=2, intra_op=1, inter_op=2):
     """Uses `intra_op` threads per op and `inter_op` ops at a time on a small CPU.
 
-    Does nothing when the machine has more than `max_cores` cores, when the
-    backend is not TensorFlow, or when TensorFlow's runtime has already
-    started (the settings only apply before the first op runs).
+    Does nothing when the process may run on more than `max_cores` cores
+    (`usable_cores`), when the backend is not TensorFlow, or when
+    TensorFlow's runtime has already started (the settings only apply
+    before the first op runs).
 
     Args:
-        max_cores: apply only on machines with at most this many cores.
+        max_cores: apply only where the process may run on at most this many cores.
         intra_op: threads that one op may use.
         inter_op: ops that may run at the same time.
 
@@ -33,7 +46,7 @@ def tune_for_small_cpu(max_cores=2, intra_op=1, inter_op=2):
         )
     import keras
 
-    if keras.backend.backend() != "tensorflow" or (os.cpu_count() or 1) > max_cores:
+    if keras.backend.backend() != "tensorflow" or usable_cores() > max_cores:
         return False
     import tensorflow as tf
 
