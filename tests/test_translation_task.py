@@ -190,15 +190,18 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     out = tmp_path / "model"
     args = ["train", "translation", "--train", str(data), "--valid", str(data), "--direction", "hi-en",
             "--epochs", "1", "--units", "8", "--embedding-dim", "8", "--out", str(out)]
-    with pytest.warns(UserWarning, match="line 101") as caught:
+    def said(caught, text):
+        return any(text in str(warning.message) for warning in caught)
+
+    with pytest.warns(UserWarning) as caught:
         assert main(args) == 0
     # Validated, then scored, on its training file: each says so (the figures were printed as if held out).
-    assert any(f"--valid {str(data)!r} is the file the model was trained on" in str(w.message) for w in caught)
+    assert said(caught, "line 101") and said(caught, f"--valid {str(data)!r} is the file the model was trained on")
     metrics_path = tmp_path / "metrics.json"
-    with pytest.warns(UserWarning, match="line 101") as caught:
+    with pytest.warns(UserWarning) as caught:
         assert main(["evaluate", "translation", "--model", str(out), "--test", str(data),
                      "--beam", "2", "--metrics-json", str(metrics_path)]) == 0
-    assert any(f"--test {str(data)!r} is the file the model was trained on" in str(w.message) for w in caught)
+    assert said(caught, "line 101") and said(caught, f"--test {str(data)!r} is the file the model was trained on")
     # A test file of words the model never saw: the figures come with a warning of unlike data.
     unlike = tmp_path / "unlike.txt"
     unlike.write_text("".join(f"word {i}\t{'ङ' * (i + 2)} {'ञ' * (i + 2)}\tCC-BY 2.0 (France) fixture #{i}\n"
@@ -224,8 +227,9 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     assert main(["evaluate", "translation", "--model", str(out)]) == 2
     assert "pass the test file with --test" in capsys.readouterr().err.lower()
     # Nor may it take sizes or a learning rate that resuming would ignore while recording them.
-    with pytest.warns(UserWarning, match="line 101"):
+    with pytest.warns(UserWarning) as caught:
         assert main(args + ["--epochs", "2", "--units", "16", "--learning-rate", "0.0123"]) == 2
+    assert said(caught, "line 101")
     err = capsys.readouterr().err
     assert "trained with units=8, learning_rate=" in err and "Received: units=16, learning_rate=0.0123" in err
     # Nor may it go on with another file: its vocabularies and the pairs it has seen come from pairs.txt.
