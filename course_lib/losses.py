@@ -254,7 +254,9 @@ def attention_supervision_loss(oracle, alignments):
 
     `L_att = (1/N) sum_{t with links} sum_j (alpha_true_jt - alpha_jt)^2`, the
     loss the lecture would add to the translation loss if the true weights
-    were known during training; `N` counts target steps that have gold links.
+    were known during training; `N` counts target steps that have gold links
+    (in the whole batch under several replicas, `count_over_replicas`: each
+    replica returns its share of the batch's mean).
 
     Args:
         oracle: `(batch, tgt_len, src_len)` from `oracle_weights`.
@@ -271,4 +273,5 @@ def attention_supervision_loss(oracle, alignments):
     oracle = ops.cast(oracle, alignments.dtype)
     linked = ops.cast(ops.sum(oracle, axis=-1) > 0, alignments.dtype)  # (batch, tgt_len)
     per_step = ops.sum(ops.square(oracle - alignments), axis=-1)  # (batch, tgt_len)
-    return ops.sum(per_step * linked) / ops.maximum(ops.sum(linked), 1.0)
+    count = count_over_replicas(ops.sum(linked))  # the whole batch's, under several replicas
+    return ops.sum(per_step * linked) / ops.maximum(count, 1.0)

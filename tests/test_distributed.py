@@ -160,6 +160,29 @@ def test_the_token_losses_are_the_mean_over_all_real_tokens_when_replicas_hold_d
             assert max(np.abs(step).max() for step in one[2]) > 1e-3  # the step is not vanishingly small
             for step_two, step_one in zip(two[2], one[2]):
                 np.testing.assert_allclose(step_two, step_one, rtol=1e-4, atol=1e-6)
+
+        # Supervised attention (`add_loss`): its mean over linked steps, 3 of them in example 0 and 1 in example 1.
+        oracle = np.zeros((2, 4, 5), "float32")
+        oracle[0, [0, 1, 2], [4, 3, 2]] = 1.0
+        oracle[1, 0, 4] = 1.0
+        supervised = tf.data.Dataset.from_tensor_slices(
+            ({"source": source, "target_in": target_in, "alignment": oracle}, target_out)).batch(2)
+
+        def fit_supervised(strategy):
+            keras.utils.set_random_seed(0)
+            with strategy.scope():
+                model = Seq2Seq(12, 10, embedding_dim=4, units=6, alignment_loss_weight=100.0)
+                model.compile(optimizer=keras.optimizers.SGD(1.0), loss=MaskedTokenLoss())
+            before = [w.copy() for w in model.get_weights()]
+            fitted = model.fit(supervised, epochs=1, verbose=0).history["loss"][0]
+            return fitted, [after - w for after, w in zip(model.get_weights(), before)]
+
+        one = fit_supervised(tf.distribute.get_strategy())
+        two = fit_supervised(tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]))
+        print("SUPERVISED ONE", one[0], "TWO", two[0])
+        np.testing.assert_allclose(two[0], one[0], rtol=1e-5)
+        for step_two, step_one in zip(two[1], one[1]):
+            np.testing.assert_allclose(step_two, step_one, rtol=1e-4, atol=1e-6)
         print("SAME")
         """
     )

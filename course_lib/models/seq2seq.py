@@ -210,7 +210,8 @@ class Seq2Seq(ChecksTokenIds, BuildsSublayers, KeepsWeightsOnError, CompilesWith
                     f"{self.alignment_loss_weight}), so training inputs need an 'alignment' entry "
                     "(the oracle weights, see `losses.oracle_weights`). Received: no 'alignment'"
                 )
-            # (batch, tgt_len, src_len) against alpha of the same shape
+            # (batch, tgt_len, src_len) against alpha of the same shape; under several replicas each one's share of
+            # the batch's mean: one device's loss and gradients (tests/test_distributed.py)
             self.add_loss(self.alignment_loss_weight * attention_supervision_loss(oracle, alignments))
         return logits  # (batch, tgt_len, vocab)
 
