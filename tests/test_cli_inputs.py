@@ -246,12 +246,22 @@ def test_an_out_that_cannot_be_written_is_a_usage_error(capsys):
 @pytest.mark.parametrize("command", [["reversal", "--out"], ["train", "language-model", "--steps", "1", "--save"]])
 def test_a_name_too_long_for_the_file_system_is_a_usage_error(tmp_path, capsys, command):
     """`[Errno 36] File name too long` used to come after training (and lose the model), or leave an empty folder."""
-    name = "n" * 250 + (".keras" if "--save" in command else "")  # fits 255 bytes, but not with a temporary name
+    # A file: 256 bytes, or fits 255 but not with the temporary name it is written under first; a folder: over 255.
+    name = "n" * 250 + ".keras" if "--save" in command else "n" * 256
     with pytest.raises(SystemExit) as stop:
         main(command + [str(tmp_path / "made" / name)])
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "names the file system takes" in err and "names there take up to" in err and "Errno" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_only_a_files_own_name_needs_room_for_its_temporary_name(tmp_path):
+    from course_lib.tasks.arguments import output_file, output_folder
+
+    folder = str(tmp_path / ("r" * 245))  # a run's files are staged inside it: the full 255 bytes are its own
+    assert output_folder(folder) == folder
+    assert output_file(".json")(folder + "/m.json") == folder + "/m.json"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -237,3 +237,9 @@ def test_a_submission_given_twice_under_two_paths_is_graded_once(tmp_path, junk,
     captured = capsys.readouterr()
     assert [line.split(",")[0] for line in captured.out.splitlines()] == ["sub", "junk"]
     assert f"note: left out ./a/sub.ipynb, {sub}: the same file as a submission given before it" in captured.err
+    # Two students' names that link to one stored file are two submissions: students are known by the name.
+    for name in ("alice.ipynb", "bob.ipynb"):
+        (tmp_path / name).symlink_to(sub)
+    assert main(["grade", "A1", "alice.ipynb", "bob.ipynb"]) == 0
+    captured = capsys.readouterr()
+    assert [line.split(",")[0] for line in captured.out.splitlines()] == ["alice", "bob"] and "left out" not in captured.err

@@ -77,6 +77,11 @@ def test_a_file_is_not_written_into_a_subfolder_of_a_run(tmp_path, monkeypatch):
     monkeypatch.chdir(run / "plots")  # a relative path from inside the run
     with pytest.raises(ValueError, match=r"holds a reversal run"):
         check_file_outside_runs("m.json", "--metrics-json")
+    monkeypatch.chdir(run)
+    check_file_outside_runs("../m.json", "--metrics-json")  # `..` leads out of it: allowed (it used to be refused)
+    (tmp_path / "link").symlink_to(run / "plots")  # a link into its subfolder leads into it
+    with pytest.raises(ValueError, match=r"holds a reversal run .*writing --metrics-json there \(in its subfolder"):
+        check_file_outside_runs(tmp_path / "link" / "m.json", "--metrics-json")
     # The folder a command reads or writes (`--model`, `--out`), marked or not: its subfolders too.
     unmarked = tmp_path / "new_run"
     with pytest.raises(ValueError, match=r"would write into the run folder .*new_run"):

@@ -22,6 +22,7 @@ through `runner.py`), `isolation.py` (a submission's processes and home),
 
 import argparse
 import hashlib
+import os
 import shutil
 import sys
 import tempfile
@@ -136,10 +137,12 @@ def grade(
     progress = progress or (lambda line: print(line, file=sys.stderr, flush=True))
     # One file named twice (`a/sub.ipynb ./a/sub.ipynb`, or a pattern that overlaps another) would be
     # graded twice, as two students: the first name is kept.
+    # By the path's text made absolute, links not followed: two students' names that link to one stored file
+    # are two submissions (students are known by the name).
     first_named = {}
     for path in submissions:
-        first_named.setdefault(path.resolve(), path)
-    repeats = [text for text, path in zip(given, submissions) if first_named[path.resolve()] is not path]
+        first_named.setdefault(os.path.abspath(path), path)
+    repeats = [text for text, path in zip(given, submissions) if first_named[os.path.abspath(path)] is not path]
     if repeats:
         progress(f"note: left out {listing(repeats)}: the same file as a submission given before it (graded once)")
         submissions = list(first_named.values())

@@ -102,7 +102,7 @@ def output_folder(text):
             f"expected a folder that can be written, received {text!r}, but {str(ancestor)!r} "
             f"cannot be written ({problem})"
         )
-    too_long = _too_too_long(text, ancestor, TEMPORARY_NAME_EXTRA)  # its files are written under temporary names too
+    too_long = _too_long_part(text, ancestor)  # (a run's files are staged inside its folder, under their own names)
     if too_long:
         raise argparse.ArgumentTypeError(f"expected folder names the file system takes, received {text!r}: "
                                          f"{too_long}")
@@ -114,18 +114,20 @@ def output_folder(text):
 TEMPORARY_NAME_EXTRA = 16
 
 
-def _too_too_long(text, existing, extra=0):
-    """What is wrong with the first part of the path `text` still to be made whose name (plus `extra` bytes) is
-    too long for the file system under the existing folder `existing`, or None. Checked before the work:
+def _too_long_part(text, existing, extra=0):
+    """What is wrong with the first part of the path `text` still to be made whose name (the last part's plus
+    `extra` bytes) is too long for the file system under the existing folder `existing`, or None. Checked before the work:
     `[Errno 36] File name too long` used to come after training, and lose the model."""
     try:
         limit = os.pathconf(existing, "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or a name it does not know
         limit = 255
-    for part in Path(os.path.abspath(text)).relative_to(existing).parts:
+    parts = Path(os.path.abspath(text)).relative_to(existing).parts
+    for index, part in enumerate(parts):
+        room = limit - (extra if index == len(parts) - 1 else 0)  # only the last part gets a temporary name
         size = len(os.fsencode(part))
-        if size + extra > limit:
-            return f"{part[:40]!r}... is {size} bytes long, and names there take up to {limit - extra}"
+        if size > room:
+            return f"{part[:40]!r}... is {size} bytes long, and names there take up to {room}"
     return None
 
 
@@ -169,7 +171,7 @@ def output_file(*suffixes):
             raise argparse.ArgumentTypeError(
                 f"expected a file in a folder, received {text!r}, but {str(parent)!r} is a file"
             )
-        too_long = _too_too_long(text, parent, TEMPORARY_NAME_EXTRA)
+        too_long = _too_long_part(text, parent, TEMPORARY_NAME_EXTRA)
         if too_long:
             raise argparse.ArgumentTypeError(f"expected names the file system takes, received {text!r}: {too_long}")
         return text
@@ -351,16 +353,18 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
             f"{str(parent)!r} holds a {unmarked} run (its {OWN_FILES[unmarked]}); writing {flag} there could "
             f"replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
         )
-    target_parent = Path(path).resolve().parent  # where a symbolic link given as the path points
-    folders = (parent, *parent.absolute().parents, *([target_parent, *target_parent.parents]
-                                                     if target_parent != parent.resolve() else []))
-    for folder in folders:  # a marked run's subfolders are its own too
+    # The real folders above the file, links followed: a marked run's subfolders are its own too, and so is a
+    # folder that a symbolic link (the file's, or a folder's on the way) points into. (`..` is resolved as well:
+    # from inside a run, `../metrics.json` lies outside it.)
+    real_parent, target_parent = parent.resolve(), Path(path).resolve().parent
+    for folder in dict.fromkeys([real_parent, *real_parent.parents, target_parent, *target_parent.parents]):
         marker = folder / RUN_MARKER
         if marker.is_file():
             owner = _run_owner(marker)
-            where = "" if folder == parent else f" (in its subfolder {str(parent)!r})"
+            named = str(parent) if folder == real_parent else str(folder)
+            where = "" if folder == real_parent else f" (in its subfolder {str(parent)!r})"
             raise ValueError(
-                f"{str(folder)!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there{where} "
+                f"{named!r} holds a {owner or 'course'} run ({RUN_MARKER}); writing {flag} there{where} "
                 f"could replace one of its files. Choose a path outside it. Received: {flag} {received!r}"
             )
     for run_dir in run_dirs:
@@ -437,13 +441,12 @@ def warn_if_training_file(trained_on, given, flag, what="the figures measure how
 
 
 def same_file(recorded, given):
-    """True when `given` names the file the run recorded (the same text, or the same file on disk)."""
-    if str(recorded) == str(given):
-        return True
+    """True when `given` names the file the run recorded: the same file on disk when both are there (a relative
+    path recorded elsewhere may name another file from here), else the same text."""
     try:
         return os.path.samefile(recorded, given)
-    except (OSError, ValueError):
-        return False
+    except (OSError, ValueError, TypeError):
+        return str(recorded) == str(given)
 
 
 RESUME_KEEPS_MODEL = "keeps the saved model and optimizer (leave these out, or choose another --out)"
