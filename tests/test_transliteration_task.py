@@ -191,8 +191,13 @@ def test_rerank_refuses_an_overflowing_weight_and_a_reranker_of_other_letters():
     other = task.Reranker("right-to-left", seq2seq(other_roman, 2), other_roman, native_vocab)
     pairs = [TransliterationPair("ghar", "घर", 1), TransliterationPair("kamal", "कमल", 2)]
     with pytest.raises(ValueError, match=r"A reranker must know the letters of the model .*Received: the reranker "
-                                         r"and the model differ in their roman letters: 4 only in the model \('ghmr'\)"):
+                                         r"lacks 4 roman letters of the model \('ghmr'\)"):
         task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=other)
+    # It re-encodes words and candidates itself: the same letters under other ids, or more of them, do no harm.
+    wider_roman = Vocabulary.from_texts(["zzz", "kamal", "ghar"], level="char", lowercase=True)
+    assert wider_roman.tokens != roman_vocab.tokens
+    wider = task.Reranker("right-to-left", seq2seq(wider_roman, 3), wider_roman, native_vocab)
+    assert task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=wider)["words"] == 2
     # Nor does a reranker score the candidates of a reverse (native-roman) model.
     with pytest.raises(ValueError, match=r"roman-native model. Received: the model, a native-roman model"):
         task.evaluate(model, roman_vocab, native_vocab, pairs, beam_width=2, reranker=reranker,

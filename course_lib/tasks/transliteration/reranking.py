@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind, vocabulary_difference
+from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind
 
 
 RERANKER_KINDS = ("channel", "right-to-left")
@@ -80,11 +80,13 @@ def check_reranker_fits(reranker, source_vocab, target_vocab, direction="roman-n
                         model_name="the model", reranker_name="the reranker"):
     """Refuses a `Reranker` that cannot score the candidates of a model with these vocabularies.
 
-    The reranker re-scores a roman-native model's candidates, and must know
-    the same roman and Devanagari letters (the same token lists: trained on
-    the same file): a letter it lacks is `<unk>` to it, and its scores say
-    nothing about the candidates. `model_name` and `reranker_name` say where
-    each came from, for the message (e.g. `"--model 'runs/a'"`).
+    The reranker re-scores a roman-native model's candidates: it re-encodes
+    each input word and candidate with its own vocabularies, so it must know
+    every roman and Devanagari letter the model does. A letter it lacks is
+    `<unk>` to it, and its scores say nothing about the candidates; letters
+    only it knows, or the same letters under other ids, do no harm.
+    `model_name` and `reranker_name` say where each came from, for the
+    message (e.g. `"--model 'runs/a'"`).
     """
     if direction != "roman-native":
         raise ValueError(
@@ -93,15 +95,17 @@ def check_reranker_fits(reranker, source_vocab, target_vocab, direction="roman-n
         )
     roman, native = ((reranker.target_vocab, reranker.source_vocab) if reranker.kind == "channel"
                      else (reranker.source_vocab, reranker.target_vocab))
-    differ = [difference for difference in (
-        vocabulary_difference(side, ours.tokens, theirs.tokens, model_name, reranker_name)
-        for side, ours, theirs in (("roman letters", source_vocab, roman), ("Devanagari letters", target_vocab, native))
-    ) if difference]
-    if differ:
+    missing = []
+    for side, ours, theirs in (("roman", source_vocab, roman), ("Devanagari", target_vocab, native)):
+        lacking = [token for token in ours.tokens if token not in set(theirs.tokens)]
+        if lacking:
+            shown = "".join(lacking[:20]) + ("..." if len(lacking) > 20 else "")
+            missing.append(f"{len(lacking)} {side} letters of {model_name} ({shown!r})")
+    if missing:
         raise ValueError(
             "A reranker must know the letters of the model whose candidates it scores (train both on the same "
             "file): those it lacks would be <unk> to it, and its scores say nothing about the candidates. "
-            f"Received: {reranker_name} and {model_name} differ in their " + "; ".join(differ)
+            f"Received: {reranker_name} lacks " + " and ".join(missing)
         )
 
 
