@@ -371,32 +371,6 @@ def test_shipped_student_notebooks_record_their_digest(solution, tmp_path):
     assert "STUDENT_WORK = 1" in copy.read_text()
 
 
-def test_a_hand_edited_set_up_cell_counts_as_work(tmp_path, capsys):
-    # The digest leaves the set-up cell out (a refreshed one is no change), so `assign` replaced a set-up cell
-    # that a student had edited without a word.
-    from course_lib import course_repository
-    from course_lib.cli import main
-
-    solution = _demo_solution(tmp_path)
-    student = authoring.generate(solution)
-    notebook = nbformat.read(student, as_version=4)
-    course_repository.setup_cell(notebook).source += "\n!pip install -q my-own-package"
-    nbformat.write(notebook, student)
-    edited = student.read_text()
-    assert main(["assign", str(solution)]) == 2
-    err = capsys.readouterr().err
-    assert f"Refusing to replace {student} (its set-up cell was changed by hand" in err and "--force" in err
-    assert student.read_text() == edited
-    assert main(["assign", "--force", str(solution)]) == 0
-    assert "my-own-package" not in student.read_text() and authoring.is_up_to_date(solution)
-    # A set-up cell for another repository is one that `assign` or the course map writes (a fork's); one that
-    # names two repositories is not.
-    other = "git+https://github.com/a/b"
-    fork = course_repository.setup_cell_source().replace(course_repository.install_target(), other)
-    assert authoring.is_written_setup_cell(fork)
-    assert not authoring.is_written_setup_cell(fork.replace(other, "git+https://github.com/c/d", 1))
-
-
 def test_assign_from_inside_solutions_writes_the_repositorys_assignments(tmp_path, monkeypatch, capsys):
     # `cd solutions && course-lib assign A1_....ipynb` wrote solutions/assignments/A1_....ipynb, a stray copy,
     # and `assign --check` from there checked that copy.

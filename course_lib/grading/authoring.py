@@ -190,8 +190,7 @@ def content_digest(notebook):
     running a cell, adding, deleting or editing one all change it), but not
     the set-up cell's source nor any metadata: `python tools/course_map.py`
     rewrites those when `course.toml` changes, and a notebook so refreshed is
-    still the one `assign` wrote (`unsaved_changes` checks the set-up cell on
-    its own).
+    still the one `assign` wrote.
     """
     setup = course_repository.setup_cell(notebook)
     parts = [
@@ -201,26 +200,6 @@ def content_digest(notebook):
     ]
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def is_written_setup_cell(source, root=None):
-    """Whether `source` is a set-up cell that `assign` or `python tools/course_map.py` writes.
-
-    That is the one `<root>/course.toml` gives, or the same for any other repository: `course.toml`
-    changed (a fork's) since the notebook was written, and the notebook was refreshed or not yet.
-    The notebook does not record which repository it was written for (a new metadata field would put
-    every student notebook already handed out out of date), so any `git+https://github.com/...` is taken.
-    """
-    root = root or REPOSITORY_ROOT
-    wanted = course_repository.setup_cell_source(root)
-    if source == wanted:
-        return True
-    first, *rest = re.escape(wanted).split(re.escape(course_repository.install_target(root)))
-    if not rest:
-        return False
-    # The first place it is named may name any repository; the others, the same one.
-    pattern = first + r'(?P<target>git\+https://github\.com/[^\s"]+)' + "(?P=target)".join(rest)
-    return re.fullmatch(pattern, source) is not None
 
 
 def recorded_digest(notebook):
@@ -266,9 +245,9 @@ def unsaved_changes(solution_path, target_path=None, root=None):
     `assign` wrote (its content has the digest recorded in it), or when it is
     already what `assign` would write now. A notebook without a recorded
     digest (generated before `assign` recorded one) counts as unchanged only
-    when its solution, current or committed in git, gives it. The set-up cell,
-    which the digest leaves out, counts as unchanged when it is one that
-    `assign` or `python tools/course_map.py` writes (`is_written_setup_cell`).
+    when its solution, current or committed in git, gives it. The set-up cell
+    is left out (`content_digest`): a hand edit there is not seen, since the
+    notebook does not record which set-up cell it was written with.
     """
     target_path = Path(target_path) if target_path else student_path(solution_path)
     if not target_path.exists():
@@ -279,12 +258,6 @@ def unsaved_changes(solution_path, target_path=None, root=None):
         current = nbformat.reads(target_path.read_text(), as_version=4)
     except Exception:  # nbformat raises many kinds; an unreadable file may still be someone's work
         return "it is not a readable notebook, so it cannot be told from a student's work"
-    setup = course_repository.setup_cell(current)
-    if setup is not None and not is_written_setup_cell(setup.source, root):
-        # The digest leaves the set-up cell out, so that a refreshed one is no change; an edited one is.
-        return ("its set-up cell was changed by hand (it is not one that `course-lib assign` or "
-                f"`{course_repository.REFRESH_COMMAND}` writes; if the course's set-up cell itself changed, run "
-                "that first)")
     digest = content_digest(current)
     if digest == content_digest(make_student_notebook(read_solution(solution_path), root)[0]):
         return None
