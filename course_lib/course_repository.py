@@ -100,10 +100,10 @@ def tensorflow_version():
     """
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     for requirement in dependencies:
-        match = re.fullmatch(r"tensorflow\s*>=\s*([\d.]+)\s*,.*", requirement)
+        match = re.fullmatch(r"tensorflow\s*>=\s*([\d.]+)\s*(,.*)?", requirement)
         if match:
             return match.group(1)
-    raise ValueError(f"pyproject.toml names no `tensorflow>=X.Y,...` dependency. Received: {dependencies}")
+    raise ValueError(f"pyproject.toml names no `tensorflow>=X.Y` dependency. Received: {dependencies}")
 
 
 def setup_cell_source(root=ROOT):

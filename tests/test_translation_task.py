@@ -295,6 +295,14 @@ def test_cli_plain_model(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "note: 'blorp' not in the model's vocabulary (read as <unk>)" in captured.err
     assert len(captured.out.splitlines()) == 1
+    # A damaged train_data.json is named, also when --test is given (a list there was an AttributeError).
+    record = (out / "train_data.json").read_text()
+    (out / "train_data.json").write_text("[1, 2]")
+    test_file = tmp_path / "test.txt"
+    test_file.write_text(TATOEBA, encoding="utf-8")
+    assert main(["evaluate", "translation", "--model", str(out), "--test", str(test_file)]) == 2
+    assert "train_data.json' is damaged (expected a JSON object, found list)" in capsys.readouterr().err
+    (out / "train_data.json").write_text(record)
 
     # Resuming with another seed re-split the generated corpus: the run trained on its own test pairs.
     before = (out / "state.json").read_text()

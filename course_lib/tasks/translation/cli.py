@@ -1,6 +1,5 @@
 """The `train translation`, `evaluate translation`, `translate` and `split-translation` commands."""
 
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -11,7 +10,7 @@ from course_lib.tasks.arguments import (
     check_same_training_data, check_file_outside_runs, claim_run_folder, non_negative_float, output_file,
     output_folder, plural, positive_float, positive_int, random_seed, warn_if_training_file,
 )
-from course_lib.tasks.run_files import write_json_file, write_output_file
+from course_lib.tasks.run_files import read_json_object, write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.data import check_gold_alignments
 from course_lib.tasks.translation.evaluation import UNLIKE_DATA_SHARE, evaluate, heatmap, unknown_source_share
@@ -89,7 +88,7 @@ def _train_command(args):
     source_path = Path(args.out) / TRAIN_DATA_FILE
     record = {"train_file": args.train or GENERATED}
     if source_path.exists() and resuming:
-        check_same_training_data(args.out, json.loads(source_path.read_text()).get("train_file"), args.train)
+        check_same_training_data(args.out, read_json_object(source_path).get("train_file"), args.train)
     elif not resuming:  # the folder was made by claim_run_folder
         write_json_file(source_path, record)  # whole or not at all
     print(f"Training translation {config.direction} (profile {current_profile()}), "
@@ -111,7 +110,7 @@ def _evaluate_command(args):
         check_file_outside_runs(args.metrics_json, "--metrics-json", args.model)
     translator = Translator.load(args.model)
     record = Path(args.model) / TRAIN_DATA_FILE
-    trained_on = json.loads(record.read_text()).get("train_file") if record.exists() else GENERATED
+    trained_on = read_json_object(record).get("train_file") if record.exists() else GENERATED  # damaged: named
     if args.test:
         warn_if_training_file(trained_on, args.test, "--test")
         pairs = _read_pairs(args.test)
@@ -132,7 +131,8 @@ def _evaluate_command(args):
 
 
 def _check_known_words(translator, texts):
-    """Refuses a text none of whose words the model knows; names the unknown words of the others (on stderr).
+    """Refuses the command when a text has no word the model knows (naming every such text; the translations
+    are printed one line per text, so none is left out quietly); names the unknown words of the others (on stderr).
 
     Every unknown word reaches the model as `<unk>`, so gibberish, or Hindi given
     to an English-to-Hindi model, used to get a fluent, confident sentence that
