@@ -206,7 +206,7 @@ def test_cli_train_evaluate_translate(tmp_path, capsys):
     unlike = tmp_path / "unlike.txt"
     unlike.write_text("".join(f"word {i}\t{'ङ' * (i + 2)} {'ञ' * (i + 2)}\tCC-BY 2.0 (France) fixture #{i}\n"
                               for i in range(20)), encoding="utf-8")  # Hindi sources (hi-en) of made-up words
-    with pytest.warns(UserWarning, match=r"^100% of the test sources' words are not in the model's vocabulary"):
+    with pytest.warns(UserWarning, match=r"^100.0% of the test sources' words are not in the model's vocabulary"):
         assert main(["evaluate", "translation", "--model", str(out), "--test", str(unlike)]) == 0
     metrics = json.loads(metrics_path.read_text())
     assert {"bleu", "chrf"} <= set(metrics) and metrics["beam_width"] == 2

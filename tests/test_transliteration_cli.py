@@ -237,7 +237,7 @@ def test_scoring_on_the_training_file_warns(files, other_letters, capsys):
 
 def test_test_words_in_other_letters_warn(files, other_letters):
     # The generated test words hold many letters besides k, m, l, n and a: CER 1.0 used to print silently.
-    with pytest.warns(UserWarning, match=r"\d+% of the test words' letters are not in the model's alphabet"):
+    with pytest.warns(UserWarning, match=r"[\d.]+% of the test words' letters are not in the model's alphabet"):
         assert main(["evaluate", "transliteration", "--model", str(other_letters["other_forward"]),
                      "--test", str(files["test"])]) == 0
     with warnings.catch_warnings(record=True) as caught:  # the model's own kind of words: no warning

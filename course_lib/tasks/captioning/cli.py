@@ -12,11 +12,12 @@ from course_lib.tasks.arguments import (
 )
 from course_lib.tasks.captioning.config import DECODER_CHOICES, ENCODER_CHOICES
 from course_lib.tasks.captioning.data import references_of
-from course_lib.tasks.captioning.evaluation import UNLIKE_DATA_SHARE, evaluate_run, unknown_reference_share
+from course_lib.tasks.captioning.evaluation import evaluate_run, unknown_reference_share
 from course_lib.tasks.captioning.model import generate_captions
 from course_lib.tasks.captioning.runs import evaluation_data, load_run, save_run
 from course_lib.tasks.captioning.training import train_captioning
 from course_lib.tasks.run_files import write_json_file, write_output_file
+from course_lib.text.coverage import UNLIKE_DATA_SHARE
 
 CACHED_ENCODERS = tuple(name for name in ENCODER_CHOICES if name != "small")  # frozen backbones: --cache-dir
 

@@ -4,6 +4,7 @@ the next-word accuracy of an image-blind baseline."""
 from course_lib.data.captions import caption_arrays, tokenize_caption
 from course_lib.tasks.captioning.data import references_of
 from course_lib.tasks.captioning.model import generate_captions
+from course_lib.text.coverage import unknown_share
 from course_lib.text.vocabulary import SPECIAL_TOKENS, UNK
 
 
@@ -45,9 +46,6 @@ def score_captions(captions, references, max_order=4):
     return caption_bleu(hypotheses, cleaned, max_order=max_order)
 
 
-UNLIKE_DATA_SHARE = 0.2  # the share of unknown reference words above which `evaluate` warns
-
-
 def unknown_reference_share(vocabulary, references):
     """The share of the reference captions' words (cleaned as for BLEU) that `vocabulary` does not hold.
 
@@ -56,7 +54,7 @@ def unknown_reference_share(vocabulary, references):
     Flickr8k subset's reference words and the subset's own vocabulary 27 % of the
     shapes captions, while a Flickr8k run misses 6-8 % of its own test part's
     words (`min_count` 2-3; a fast-profile run on 120 images, 17-20 %).
-    `evaluate captioning` warns above `UNLIKE_DATA_SHARE` on data other than the
+    `evaluate captioning` warns above `text.coverage.UNLIKE_DATA_SHARE` on data other than the
     run's own.
 
     Args:
@@ -66,10 +64,8 @@ def unknown_reference_share(vocabulary, references):
     Returns:
         A float in [0, 1]; 0.0 when the references hold no word.
     """
-    words = [word for group in references for caption in group for word in tokenize_caption(caption)]
-    if not words:
-        return 0.0
-    return sum(word not in vocabulary.index for word in words) / len(words)
+    return unknown_share(vocabulary, [word for group in references for caption in group
+                                      for word in tokenize_caption(caption)])
 
 
 def image_blind_caption(train_captions, valid_references, candidates=50):

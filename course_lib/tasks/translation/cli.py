@@ -13,10 +13,10 @@ from course_lib.tasks.arguments import (
 from course_lib.tasks.run_files import read_json_object, write_json_file, write_output_file
 from course_lib.tasks.translation.config import TranslationConfig, check_supervision
 from course_lib.tasks.translation.data import check_gold_alignments
-from course_lib.tasks.translation.evaluation import UNLIKE_DATA_SHARE, evaluate, heatmap, unknown_source_share
+from course_lib.tasks.translation.evaluation import evaluate, heatmap, unknown_source_share
 from course_lib.tasks.translation.training import RESUMED_DATA_SETTINGS, check_same_data, train
 from course_lib.tasks.translation.translator import Translator, has_checkpoint, read_state
-from course_lib.text.vocabulary import UNK
+from course_lib.text.coverage import UNLIKE_DATA_SHARE, is_word, unknown_tokens
 from course_lib.training.profiles import current_profile
 
 TRAIN_DATA_FILE = "train_data.json"  # written by the CLI: which data a run was trained on
@@ -116,7 +116,7 @@ def _evaluate_command(args):
         pairs = _read_pairs(args.test)
         unknown = unknown_source_share(translator, pairs)
         if unknown > UNLIKE_DATA_SHARE:
-            warnings.warn(f"{unknown:.0%} of the test sources' words are not in the model's vocabulary (each reaches "
+            warnings.warn(f"{unknown:.1%} of the test sources' words are not in the model's vocabulary (each reaches "
                           "it as <unk>): the figures measure it on data unlike its training data.")
     else:
         check_generated_test_fits(trained_on, "the generated test part")
@@ -142,8 +142,8 @@ def _check_known_words(translator, texts):
     vocab = translator.source_vocab
     blind, notes = [], []
     for text, tokens in zip(texts, vocab.tokenize(texts)):
-        words = [token for token in tokens if any(character.isalnum() for character in token)]
-        unknown = [token for token in tokens if vocab.lookup([token])[0] == UNK]
+        words = [token for token in tokens if is_word(token)]
+        unknown = unknown_tokens(vocab, tokens)
         if words and set(words) <= set(unknown):
             blind.append(text)
         elif unknown:

@@ -8,7 +8,7 @@ import numpy as np
 
 from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.translation.data import references_by_source, source_target_texts
-from course_lib.text.vocabulary import UNK
+from course_lib.text.coverage import is_word, unknown_share
 
 
 def evaluate(translator, pairs, beam_width=1, with_alignment=None):
@@ -42,9 +42,6 @@ def evaluate(translator, pairs, beam_width=1, with_alignment=None):
     return metrics
 
 
-UNLIKE_DATA_SHARE = 0.2  # the share of unknown source words above which `evaluate translation` warns
-
-
 def unknown_source_share(translator, pairs):
     """The share of the test sources' words (tokens with a letter or digit) not in the model's source vocabulary.
 
@@ -55,11 +52,7 @@ def unknown_source_share(translator, pairs):
     """
     vocab = translator.source_vocab
     sources, _ = source_target_texts(pairs, translator.direction)
-    words = [token for tokens in vocab.tokenize(sources) for token in tokens
-             if any(character.isalnum() for character in token)]
-    if not words:
-        return 0.0
-    return sum(vocab.lookup([word])[0] == UNK for word in words) / len(words)
+    return unknown_share(vocab, [token for tokens in vocab.tokenize(sources) for token in tokens if is_word(token)])
 
 
 def alignment_agreement(translator, pairs):

@@ -9,9 +9,7 @@ from course_lib.metrics.transliteration import as_reference_lists
 from course_lib.tasks.arguments import check_draws_attention
 from course_lib.tasks.transliteration.data import test_items
 from course_lib.tasks.transliteration.reranking import check_reranker_fits, rerank
-
-
-UNKNOWN_LETTERS_SHARE = 0.2  # `evaluate` warns when more of the test words' letters are not in the model's alphabet
+from course_lib.text.coverage import UNLIKE_DATA_SHARE, unknown_tokens
 
 
 def transliterate_words(model, source_vocab, target_vocab, words, beam_width=1, length_penalty=1.0,
@@ -87,7 +85,7 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
 
     `direction` and `right_to_left` are the model's (`"native-roman"` scores
     a reverse model). With a `reranker` (see `rerank`) the beam's candidates
-    are reranked before scoring. When more than `UNKNOWN_LETTERS_SHARE` of the
+    are reranked before scoring. When more than `text.coverage.UNLIKE_DATA_SHARE` of the
     test words' letters are not in `source_vocab` (the model reads them as
     `<unk>`), a warning says so: the figures then measure the mismatch.
 
@@ -103,10 +101,10 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
         check_reranker_fits(reranker, source_vocab, target_vocab, direction)
     words, references = test_items(pairs, target_vocab, direction)
     letters = [letter for word in source_vocab.tokenize(words) for letter in word]
-    unknown = [letter for letter in letters if letter not in source_vocab.index]
-    if letters and len(unknown) / len(letters) > UNKNOWN_LETTERS_SHARE:
+    unknown = unknown_tokens(source_vocab, letters)
+    if letters and len(unknown) / len(letters) > UNLIKE_DATA_SHARE:
         shown = "".join(sorted(set(unknown)))
-        warnings.warn(f"{len(unknown) / len(letters):.0%} of the test words' letters are not in the model's alphabet "
+        warnings.warn(f"{len(unknown) / len(letters):.1%} of the test words' letters are not in the model's alphabet "
                       f"({len(unknown)} of {len(letters)}, e.g. {shown[:20]!r}; it reads them as <unk>): the figures "
                       "measure words unlike its training words, not the model.")
     started = time.perf_counter()
