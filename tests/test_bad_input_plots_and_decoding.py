@@ -41,6 +41,9 @@ def test_exact_match_by_length_refuses_percentages_and_nan():
     for empty in ({}, {"m": {}}):  # drew empty axes and a legend warning
         with pytest.raises(ValueError, match="Nothing to plot.*Received: results="):
             exact_match_by_length(empty)
+    # A tick at every length scored: the training band's edges and the first unseen length are read off the axis.
+    ax = exact_match_by_length({"m": {length: 0.5 for length in range(5, 15)}}, trained_lengths=(5, 10))
+    assert list(ax.get_xticks()) == list(range(5, 15))
     ax = exact_match_by_length({"m": {3: 1.0, "4": 0.0}}, trained_lengths=(3, 3))  # the edges are fine
     assert list(ax.lines[0].get_ydata()) == [1.0, 0.0]
 

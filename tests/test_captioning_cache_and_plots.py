@@ -121,3 +121,12 @@ def test_overlay_grid_has_one_panel_per_word_and_curves_draw():
     curves.canvas.draw()
     assert all(float(tick).is_integer() for tick in curves.axes[0].get_xticks())  # epochs: no 1.5
     plt.close(curves)
+    # A baseline (the image-blind guesser's accuracy) is a dotted line with its label on its panel.
+    curves = training_curves({"attention": {"loss": [2.0, 1.0], "token_accuracy": [0.3, 0.6]}},
+                             baselines={"token_accuracy": (0.55, "image-blind guesser")})
+    baseline = curves.axes[1].lines[-1]
+    assert baseline.get_linestyle() == ":" and list(baseline.get_ydata()) == [0.55, 0.55]
+    assert "image-blind guesser" in [text.get_text() for text in curves.axes[1].get_legend().get_texts()]
+    plt.close(curves)
+    with pytest.raises(ValueError, match=r"Baselines must be for drawn keys. Received: baselines for \['accuracy'\]"):
+        training_curves({"attention": {"loss": [1.0]}}, keys=("loss",), baselines={"accuracy": (0.5, "x")})

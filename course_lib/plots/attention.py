@@ -96,7 +96,7 @@ def attention_heatmap(weights, input_labels, output_labels, ax=None, title=None,
             font["fontproperties"].set_size(_pyplot().rcParams["axes.titlesize"])
         ax.set_title(title, pad=28, **font)
     if colorbar:
-        ax.figure.colorbar(image, cax=_colorbar_axes(ax), label="alpha")
+        ax.figure.colorbar(image, cax=_colorbar_axes(ax), label="attention weight α")
     return ax
 
 
@@ -203,6 +203,9 @@ def exact_match_by_length(results, trained_lengths=None, ax=None, title="Exact m
         for edge in (low - 0.5, high + 0.5):  # the pale band alone fades on a printout
             ax.axvline(edge, color="0.4", linestyle=":", linewidth=1)
     ax.set_xlabel("input length")
+    every_length = sorted({length for lengths, _ in curves.values() for length in lengths})
+    if len(every_length) <= 20:  # a tick at each length scored (the band's edges and the first unseen length too)
+        ax.set_xticks(every_length)
     ax.set_ylabel("exact match")
     ax.set_ylim(-0.02, 1.02)
     ax.grid(alpha=0.3)

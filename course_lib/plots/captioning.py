@@ -203,7 +203,7 @@ def attention_overlay_grid(image, words, alignments, grid, columns=5, title=None
     return figure
 
 
-def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
+def training_curves(histories, keys=("loss", "token_accuracy"), title=None, baselines=None):
     """Loss and metric curves, one line per run.
 
     Args:
@@ -212,6 +212,9 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
         keys: the quantities to draw, one panel each; each must be in at
             least one history.
         title: the figure's title (None: none).
+        baselines: optional `{key: (value, label)}`: a dotted horizontal line
+            on that key's panel (e.g. an image-blind guesser's accuracy, the
+            level a captioner's margin is measured from).
 
     Returns:
         The matplotlib figure.
@@ -228,6 +231,10 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
     missing = [key for key in keys if key not in available]
     if missing:  # a panel without any line
         raise ValueError(f"No history has the keys {missing}. Received: keys={keys}, available: {available}")
+    baselines = dict(baselines or {})
+    stray = [key for key in baselines if key not in keys]
+    if stray:  # a baseline for a panel that is not drawn would vanish silently
+        raise ValueError(f"Baselines must be for drawn keys. Received: baselines for {stray}, keys={keys}")
     figure, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.2), squeeze=False)
     for axis, key in zip(axes[0], keys):
         for index, (name, history) in enumerate(histories.items()):
@@ -238,6 +245,9 @@ def training_curves(histories, keys=("loss", "token_accuracy"), title=None):
                 if f"val_{key}" in history:
                     axis.plot(np.arange(1, len(history[f"val_{key}"]) + 1), history[f"val_{key}"], "--",
                               color=line.get_color(), label=f"{name} (valid)", markerfacecolor="none", **style)
+        if key in baselines:
+            value, label = baselines[key]
+            axis.axhline(float(value), color="0.3", linestyle=":", linewidth=1.2, label=label)
         axis.set_xlabel("epoch")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True))
         axis.set_ylabel(key.replace("_", " "))  # "token_accuracy" -> "token accuracy"
