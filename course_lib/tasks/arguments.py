@@ -102,10 +102,7 @@ def output_folder(text):
             f"expected a folder that can be written, received {text!r}, but {str(ancestor)!r} "
             f"cannot be written ({problem})"
         )
-    too_long = _too_long_part(text, ancestor)  # (a run's files are staged inside its folder, under their own names)
-    if too_long:
-        raise argparse.ArgumentTypeError(f"expected folder names the file system takes, received {text!r}: "
-                                         f"{too_long}")
+    _refuse_long_names(text, ancestor, "folder names")  # (a run's files are staged inside it, under their own names)
     return text
 
 
@@ -114,10 +111,11 @@ def output_folder(text):
 TEMPORARY_NAME_EXTRA = 16
 
 
-def _too_long_part(text, existing, extra=0):
-    """What is wrong with the first part of the path `text` still to be made whose name (the last part's plus
-    `extra` bytes) is too long for the file system under the existing folder `existing`, or None. Checked before the work:
-    `[Errno 36] File name too long` used to come after training, and lose the model."""
+def _refuse_long_names(text, existing, what, extra=0):
+    """Refuses (`argparse.ArgumentTypeError`, saying which `what` are expected) the path `text` when a part still to
+    be made has a name (the last part's plus `extra` bytes) too long for the file system under the existing folder
+    `existing`. Checked before the work: `[Errno 36] File name too long` used to come after training, and lose the
+    model."""
     try:
         limit = os.pathconf(existing, "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or a name it does not know
@@ -127,8 +125,8 @@ def _too_long_part(text, existing, extra=0):
         room = limit - (extra if index == len(parts) - 1 else 0)  # only the last part gets a temporary name
         size = len(os.fsencode(part))
         if size > room:
-            return f"{part[:40]!r}... is {size} bytes long, and names there take up to {room}"
-    return None
+            raise argparse.ArgumentTypeError(f"expected {what} the file system takes, received {text!r}: "
+                                             f"{part[:40]!r}... is {size} bytes long, and names there take up to {room}")
 
 
 def _cannot_write_in(folder):
@@ -171,9 +169,7 @@ def output_file(*suffixes):
             raise argparse.ArgumentTypeError(
                 f"expected a file in a folder, received {text!r}, but {str(parent)!r} is a file"
             )
-        too_long = _too_long_part(text, parent, TEMPORARY_NAME_EXTRA)
-        if too_long:
-            raise argparse.ArgumentTypeError(f"expected names the file system takes, received {text!r}: {too_long}")
+        _refuse_long_names(text, parent, "names", TEMPORARY_NAME_EXTRA)
         return text
 
     return parse
@@ -373,7 +369,7 @@ def check_file_outside_runs(path, flag, *run_dirs, received=None):
                 f"{flag} names the run folder {str(run_dir)!r} (or a folder above it), not a file beside it; the file "
                 f"could not be written there after the run. Choose another path. Received: {flag} {received!r}"
             )
-        if parent.resolve().is_relative_to(Path(run_dir).resolve()):
+        if real_parent.is_relative_to(Path(run_dir).resolve()):
             raise ValueError(
                 f"{flag} would write into the run folder {str(run_dir)!r} and could replace one of its files. "
                 f"Choose a path outside it. Received: {flag} {received!r}"

@@ -16,7 +16,8 @@ def is_word(token):
 
 def unknown_tokens(vocabulary, tokens):
     """The tokens (strings) that `vocabulary` reads as `<unk>`, in order, repeats kept."""
-    return [token for token in tokens if vocabulary.lookup([token])[0] == UNK]
+    tokens = list(tokens)
+    return [token for token, index in zip(tokens, vocabulary.lookup(tokens)) if index == UNK]  # one lookup
 
 
 def unknown_share(vocabulary, tokens):
