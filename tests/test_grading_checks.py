@@ -6,6 +6,7 @@ come from the hidden tests' references, so a check is also shown to pass them.
 """
 
 import importlib.util
+import inspect
 
 import numpy as np
 import pytest
@@ -203,7 +204,10 @@ def _hidden_verdict(assignment_id, test_name, **functions):
     assignment = _hidden(assignment_id).ASSIGNMENT
     test = next(t for t in assignment.tests if t.name == test_name)
     inputs = test.inputs(np.random.default_rng(test.seed(assignment_id)))
-    got = eval(test.call, {"student": SimpleNamespace(**functions), "inputs": inputs})  # noqa: S307
+    namespace = {"np": np}
+    exec(assignment.kernel_setup, namespace)  # noqa: S102  (the `_grader_*` helpers a call may use)
+    namespace.update({"student": SimpleNamespace(**functions), "inputs": inputs})
+    got = eval(test.call, namespace)  # noqa: S307
     return test.judge(got, test.expected(inputs), inputs)
 
 
@@ -941,3 +945,80 @@ def test_a5_pooling_without_an_axis_for_dim_gets_the_weighted_sum_hint():
     with pytest.raises(checks.CheckFailed, match="pool raised ValueError") as failure:
         checks.check_attention_pool(pool)
     assert checks.WEIGHTED_SUM_HINT in str(failure.value)
+
+
+# -- A3: the library's own metrics are out of reach (review of 6 Dec 2026) ---------------------------------
+
+
+def _a3_notebook_functions(source):
+    """Functions defined by `source` as a notebook cell defines them (their globals are the cell's namespace)."""
+    namespace = {"np": np}
+    exec(source, namespace)  # noqa: S102
+    return namespace
+
+
+A3_DELEGATIONS = {
+    "imported under another name": (
+        "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
+        "def word_accuracy(predictions, references):\n"
+        "    return library_accuracy(predictions, references)\n"),
+    "imported inside the function": (
+        "def word_accuracy(predictions, references):\n"
+        "    from course_lib.metrics.transliteration import word_accuracy\n"
+        "    return word_accuracy(predictions, references)\n"),
+    "through the module": (
+        "from course_lib.metrics import transliteration\n"
+        "def word_accuracy(predictions, references):\n"
+        "    return transliteration.word_accuracy(predictions, references)\n"),
+    "through a helper, caught": (
+        "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
+        "def _score(predictions, references):\n"
+        "    return [library_accuracy(predictions, references)]\n"
+        "def word_accuracy(predictions, references):\n"
+        "    try:\n"
+        "        return _score(predictions, references)[0]\n"
+        "    except Exception:\n"
+        "        return 0.5\n"),
+}
+
+
+@pytest.mark.parametrize("how", list(A3_DELEGATIONS))
+def test_a3_word_accuracy_handed_to_the_library_fails_the_check_and_the_hidden_test(how):
+    from course_lib.metrics import transliteration
+
+    original = transliteration.word_accuracy
+    student = _a3_notebook_functions(A3_DELEGATIONS[how])["word_accuracy"]
+    with pytest.raises(checks.CheckFailed, match=r"calls course_lib\.metrics\.transliteration\.word_accuracy, the course library's own"):
+        checks.check_word_accuracy(student)
+    with pytest.raises(RuntimeError, match="would score zero"):
+        _hidden_verdict("A3", "accuracy: 10 words, some with two spellings", word_accuracy=student)
+    assert transliteration.word_accuracy is original  # put back after the call
+
+
+def test_a3_top_k_and_distance_handed_to_the_library_fail_and_own_answers_pass(capsys):
+    A3 = _hidden("A3")
+    delegating = _a3_notebook_functions(
+        "from course_lib.metrics.transliteration import edit_distance as distance, top_k_accuracy\n"
+        "def my_top_k(candidates, references, k):\n"
+        "    return top_k_accuracy(candidates, references, k)\n"
+        "def my_distance(a, b):\n"
+        "    return distance(a, b)\n")
+    with pytest.raises(checks.CheckFailed, match="calls course_lib.metrics.transliteration.top_k_accuracy"):
+        checks.check_top_k_accuracy(delegating["my_top_k"])
+    with pytest.raises(checks.CheckFailed, match="calls course_lib.metrics.transliteration.edit_distance"):
+        checks.check_edit_distance(delegating["my_distance"])
+    with pytest.raises(RuntimeError, match="calls course_lib.metrics.transliteration.top_k_accuracy"):
+        _hidden_verdict("A3", "top_k: k = 2", top_k_accuracy=delegating["my_top_k"])
+    with pytest.raises(RuntimeError, match="calls course_lib.metrics.transliteration.edit_distance"):
+        _hidden_verdict("A3", "distance: Devanagari pairs, empty words, reversals", edit_distance=delegating["my_distance"])
+    # answers of one's own, in a notebook that also imported the library (its import is not the offence)
+    own = _a3_notebook_functions(
+        "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
+        + "".join(inspect.getsource(getattr(A3, name)) for name in ("word_accuracy", "top_k_accuracy", "edit_distance")))
+    checks.check_word_accuracy(own["word_accuracy"])
+    checks.check_top_k_accuracy(own["top_k_accuracy"])
+    checks.check_edit_distance(own["edit_distance"])
+    for name, test in (("word_accuracy", "accuracy: 10 words, some with two spellings"), ("top_k_accuracy", "top_k: k = 2"),
+                       ("edit_distance", "distance: Devanagari pairs, empty words, reversals")):
+        assert _hidden_verdict("A3", test, **{name: own[name]})[0], name
+    assert "edit_distance: visible checks passed" in capsys.readouterr().out

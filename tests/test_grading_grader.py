@@ -237,6 +237,18 @@ def test_a2_wrong_or_library_step_loses_exactly_its_parts(a2_batch, name):
         assert all("not available here" in t.reason for t in lost), [t.reason for t in lost]
 
 
+def test_a3_answers_handed_to_the_library_score_zero_and_only_there(tmp_path):
+    """A submission whose word accuracy, top-k accuracy and edit distance call the library's own (three ways,
+    visible checks deleted) loses exactly those three parts, in a real kernel with the hidden tests' setup."""
+    solution = REPOSITORY_ROOT / "solutions" / "A3_transliteration.ipynb"
+    path = tmp_path / "calls-library-metrics.ipynb"
+    path.write_text(faults.make("A3", "calls-library-metrics", solution))
+    (result,) = grader.grade("A3", [path], jobs=1, progress=lambda line: None)
+    assert result.questions == {"accuracy": 0.0, "top_k": 0.0, "distance": 0.0, "beam": 2.0, "length": 1.0}, result.notes
+    lost = [t for t in result.tests if t.question in ("accuracy", "top_k", "distance")]
+    assert lost and all("course library's own version" in t.reason for t in lost), [t.reason for t in lost]
+
+
 def test_a2_fault_keys_projected_in_the_step_leaves_out_the_memorys_keys():
     """The fault's submission (graded in-process by tests/test_grading_checks.py) differs only there."""
     solution = REPOSITORY_ROOT / "solutions" / "A2_attentional_decoder.ipynb"

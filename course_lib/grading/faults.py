@@ -285,6 +285,29 @@ WRONG_PARTS = {
     },
 }
 
+WRONG_PARTS["A3"] = {
+    "calls-library-metrics": (
+        "hands word accuracy, top-k accuracy and edit distance to the library's own functions (an import under "
+        "another name, an import inside the function, the module's attribute), without the visible checks",
+        _chain(
+            _replace("    return float(np.mean([prediction in accepted for prediction, accepted in zip(predictions, "
+                     "references)]))",
+                     "    return library_accuracy(predictions, references)"),
+            _replace("checks.check_word_accuracy(word_accuracy)",
+                     "from course_lib.metrics.transliteration import word_accuracy as library_accuracy"),
+            _replace("    hits = [any(candidate in accepted for candidate in cands[:k]) for cands, accepted in "
+                     "zip(candidates, references)]\n    return float(np.mean(hits))",
+                     "    from course_lib.metrics.transliteration import top_k_accuracy\n"
+                     "    return top_k_accuracy(candidates, references, k)"),
+            _replace("checks.check_top_k_accuracy(top_k_accuracy)", ""),
+            _replace("    previous = list(range(len(b) + 1))",
+                     "    import course_lib.metrics.transliteration\n"
+                     "    return course_lib.metrics.transliteration.edit_distance(a, b)"),
+            _replace("checks.check_edit_distance(edit_distance)", ""),
+        ),
+    ),
+}
+
 SPECIFIC = {"A1": A1_SPECIFIC}
 
 
