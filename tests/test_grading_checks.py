@@ -970,6 +970,12 @@ A3_DELEGATIONS = {
         "from course_lib.metrics import transliteration\n"
         "def word_accuracy(predictions, references):\n"
         "    return transliteration.word_accuracy(predictions, references)\n"),
+    "kept before the module's function was replaced by a decoy": (
+        "import course_lib.metrics.transliteration as metrics\n"
+        "kept = metrics.word_accuracy\n"
+        "metrics.word_accuracy = lambda predictions, references: 0.0\n"
+        "def word_accuracy(predictions, references):\n"
+        "    return kept(predictions, references)\n"),
     "through a helper, caught": (
         "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
         "def _score(predictions, references):\n"
@@ -987,7 +993,17 @@ def test_a3_word_accuracy_handed_to_the_library_fails_the_check_and_the_hidden_t
     from course_lib.metrics import transliteration
 
     original = transliteration.word_accuracy
-    student = _a3_notebook_functions(A3_DELEGATIONS[how])["word_accuracy"]
+    try:
+        student = _a3_notebook_functions(A3_DELEGATIONS[how])["word_accuracy"]
+        _a3_check_and_hidden_test_refuse(student)
+    finally:
+        transliteration.word_accuracy = original  # (one case replaces it with a decoy)
+
+
+def _a3_check_and_hidden_test_refuse(student):
+    from course_lib.metrics import transliteration
+
+    original = transliteration.word_accuracy
     with pytest.raises(checks.CheckFailed, match=r"calls course_lib\.metrics\.transliteration\.word_accuracy, the course library's own"):
         checks.check_word_accuracy(student)
     with pytest.raises(RuntimeError, match="would score zero"):
