@@ -26,11 +26,21 @@ def test_mirrored_strategy_on_two_logical_cpus():
         losses = history.history["loss"]
         assert losses[-1] < losses[0], losses
         print("REPLICAS", strategy.num_replicas_in_sync, "LOSS", losses[0], losses[-1])
+        # More than one step per execution fails inside Keras under replicas: refused first, saying what to change.
+        with strategy.scope():
+            model = Seq2Seq(reversal.VOCAB_SIZE, reversal.VOCAB_SIZE, embedding_dim=8, units=16)
+            model.compile(optimizer=keras.optimizers.Adam(1e-2), steps_per_execution=2)
+        try:
+            fit_steps(model, dataset, 4, report_every=2, verbose=0)
+        except ValueError as error:
+            assert "steps_per_execution=1" in str(error) and "Received: steps_per_execution=2, replicas=2" in str(error)
+            print("REFUSED")
         """
     )
     completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "REPLICAS 2" in completed.stdout
+    assert "REFUSED" in completed.stdout, completed.stderr[-3000:]
 
 
 def test_the_token_loss_and_its_gradients_do_not_grow_with_the_number_of_replicas():

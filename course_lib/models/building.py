@@ -52,8 +52,22 @@ class BuildsSublayers:
         would be created in the trace, after the optimizer, which would then
         refuse its gradients (`Unknown variable`); until every layer is built,
         the optimizer is left to Keras, which builds it inside the trace.
+
+        Under a strategy with several replicas, a model compiled with
+        `steps_per_execution` above 1 is refused with a `ValueError`: Keras 3.15
+        on TensorFlow 2.21 would fail in the first step with an
+        `InvalidArgumentError` about a placeholder in its loop (measured, also
+        for a plain `Dense` model; see `training.strategy.get_strategy`).
         """
         if keras.backend.backend() == "tensorflow":
+            replicas = self.distribute_strategy.num_replicas_in_sync
+            per_execution = int(getattr(self, "steps_per_execution", 1) or 1)
+            if replicas > 1 and per_execution > 1:
+                raise ValueError(
+                    "Compile a model trained under a strategy with several replicas with steps_per_execution=1: "
+                    "with more, Keras 3.15 on TensorFlow fails in its first step (InvalidArgumentError about a "
+                    f"placeholder). Received: steps_per_execution={per_execution}, replicas={replicas}"
+                )
             with self.distribute_strategy.scope():
                 self.build()
                 optimizer = getattr(self, "optimizer", None)

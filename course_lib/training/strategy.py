@@ -20,7 +20,8 @@ def get_strategy(kind="auto"):
     Compile a model trained under a strategy with several replicas with `steps_per_execution=1` (Keras's
     default): with more, Keras 3.15 on TensorFlow 2.21 fails in the first `fit` (`InvalidArgumentError: You
     must feed a value for placeholder tensor 'while/cond/Placeholder'`; a plain `Dense` model on two logical
-    CPUs does too, so it is Keras's, not the course's; keras-team/keras#19246 looks related).
+    CPUs does too, so it is Keras's, not the course's; keras-team/keras#19246 looks related). A course model
+    refuses it with a `ValueError` before the first step (`models.building.BuildsSublayers.make_train_function`).
     """
     import tensorflow as tf
 
