@@ -7,6 +7,7 @@ orientation: `U_att` is `(d_1, query_dim)`, `W_att` is `(d_1, value_dim)`,
 
 import numpy as np
 
+from course_lib.grading.checks.answers import CHECKS_ANSWERS, locked_answers_setup, with_locked_answers
 from course_lib.grading.spec import Assignment, Question, Test, allclose, exact
 
 
@@ -191,7 +192,9 @@ ASSIGNMENT = Assignment(
         Question("shapes", "shapes of the parameters and outputs"),
         Question("params", "number of attention parameters"),
     ],
-    tests=[
+    # The visible checks' own formulas (`common._additive_scores`, `common._softmax_rows`) are out of reach while a
+    # student's function runs (`answers.call_without_library_answers`): an answer that calls them scores zero.
+    tests=with_locked_answers([
         _keys_test("keys: batch of 3, 6 positions, 5-d values, 4 units", (3, 6, 8, 5, 4), 0.5),
         _keys_test("keys: one example, one position", (1, 1, 3, 2, 7), 0.5),
         _score_test("score: batch of 4, units differ from both state sizes", (4, 7, 6, 5, 3), 1.0),
@@ -240,7 +243,8 @@ ASSIGNMENT = Assignment(
         _shape_test("shapes: batch 2, 3 positions, 5-d state, 7-d values, 4 units", (2, 3, 5, 7, 4), 0.5),
         _count_test("params: 300-d state, 200-d values, 50 units", (300, 200, 50), 0.5),
         _count_test("params: 1024-d state, 2048-d values, 256 units", (1024, 2048, 256), 0.5),
-    ],
+    ]),
+    kernel_setup=locked_answers_setup(CHECKS_ANSWERS),
     references={name: globals()[name] for name in PARTS},
     cell_timeout=30,
     notebook_timeout=240,

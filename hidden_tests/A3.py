@@ -6,24 +6,11 @@ accepted spellings), top-k accuracy, edit distance, one beam-search step and
 the length-normalised score.
 """
 
-import inspect
-
 import numpy as np
 
-from course_lib.grading.checks.a3_transliteration import A3_LIBRARY_ANSWERS, call_without_library_answers
+from course_lib.grading.checks.a3_transliteration import A3_LIBRARY_ANSWERS
+from course_lib.grading.checks.answers import locked_answers_setup, with_locked_answers
 from course_lib.grading.spec import Assignment, Question, Test, allclose, exact
-
-# The library's own word accuracy, top-k accuracy and edit distance are out of reach while the student's run
-# (`call_without_library_answers`): a submission that hands the work to them scores zero on those parts.
-# Its source is sent with the tests, not imported in the kernel, where the submission could patch it.
-KERNEL_SETUP = f'''
-A3_LIBRARY_ANSWERS = {A3_LIBRARY_ANSWERS!r}
-
-{inspect.getsource(call_without_library_answers)}
-
-_grader_without_library_answers = call_without_library_answers
-del call_without_library_answers
-'''
 
 
 def word_accuracy(predictions, references):
@@ -123,22 +110,21 @@ ASSIGNMENT = Assignment(
         Question("beam", "one step of beam search"),
         Question("length", "length-normalised score"),
     ],
-    tests=[
+    # The library's own word accuracy, top-k accuracy and edit distance are out of reach while a student's function
+    # runs (`answers.call_without_library_answers`, its source sent into the kernel by the set-up): a submission
+    # that hands the work to them scores zero on those parts.
+    tests=with_locked_answers([
         Test("accuracy: 10 words, some with two spellings", "accuracy", 1.0,
-             call="_grader_without_library_answers(student.word_accuracy, "
-                  "lambda: student.word_accuracy(inputs['predictions'], inputs['references']))",
+             call="student.word_accuracy(inputs['predictions'], inputs['references'])",
              inputs=_accuracy_inputs, expected=lambda i: word_accuracy(i["predictions"], i["references"])),
         Test("top_k: k = 2", "top_k", 0.5,
-             call="_grader_without_library_answers(student.top_k_accuracy, "
-                  "lambda: student.top_k_accuracy(inputs['candidates'], inputs['references'], 2))",
+             call="student.top_k_accuracy(inputs['candidates'], inputs['references'], 2)",
              inputs=_top_k_inputs, expected=lambda i: top_k_accuracy(i["candidates"], i["references"], 2)),
         Test("top_k: k = 1 equals word accuracy of the first beam", "top_k", 0.5,
-             call="_grader_without_library_answers(student.top_k_accuracy, "
-                  "lambda: student.top_k_accuracy(inputs['candidates'], inputs['references'], 1))",
+             call="student.top_k_accuracy(inputs['candidates'], inputs['references'], 1)",
              inputs=_top_k_inputs, expected=lambda i: top_k_accuracy(i["candidates"], i["references"], 1)),
         Test("distance: Devanagari pairs, empty words, reversals", "distance", 1.0,
-             call="_grader_without_library_answers(student.edit_distance, "
-                  "lambda: [student.edit_distance(a, b) for a, b in inputs['pairs']])",
+             call="[student.edit_distance(a, b) for a, b in inputs['pairs']]",
              inputs=_distance_inputs, expected=lambda i: [edit_distance(a, b) for a, b in i["pairs"]],
              compare=exact()),
         Test("beam: 3 beams, 7 tokens", "beam", 1.0, call=BEAM_CALL, inputs=_beam_inputs(3, 7, 3),
@@ -151,8 +137,8 @@ ASSIGNMENT = Assignment(
              call="[student.length_normalized_score(lp, n, a) for lp, n, a in inputs['cases']]",
              inputs=lambda rng: {"cases": [(-4.2, 5, 0.0), (-7.5, 9, 0.6), (-3.3, 3, 1.0), (-12.0, 14, 1.0)]},
              expected=lambda i: [length_normalized_score(*case) for case in i["cases"]]),
-    ],
-    kernel_setup=KERNEL_SETUP,
+    ]),
+    kernel_setup=locked_answers_setup(A3_LIBRARY_ANSWERS),
     cell_timeout=60,  # graded cells take under 4 s in the fast profile; training cells are skipped
     notebook_timeout=600,
     memory_mb=8192,

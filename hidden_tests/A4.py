@@ -7,6 +7,7 @@ channels` feature map.
 
 import numpy as np
 
+from course_lib.grading.checks.answers import CHECKS_ANSWERS, locked_answers_setup, with_locked_answers
 from course_lib.grading.spec import Assignment, Question, Test, allclose, exact
 
 
@@ -67,7 +68,9 @@ ASSIGNMENT = Assignment(
         Question("map", "the weights back on the grid"),
         Question("cell", "the most attended cell"),
     ],
-    tests=[
+    # The visible checks' own formulas (`common._additive_scores`, `common._softmax_rows`) are out of reach while a
+    # student's function runs (`answers.call_without_library_answers`): an answer that calls them scores zero.
+    tests=with_locked_answers([
         Test("locations: 2 maps of 3 x 4 x 5", "locations", 0.5, call="student.feature_map_to_locations(inputs['feature_map'])",
              inputs=_map_inputs(2, 3, 4, 5), expected=lambda i: feature_map_to_locations(i["feature_map"])),
         Test("locations: 14 x 14 x 8 (VGG's grid)", "locations", 0.5,
@@ -86,7 +89,8 @@ ASSIGNMENT = Assignment(
              call="[student.attended_cell(w, 4, 6) for w in inputs['weights']]",
              inputs=lambda rng: {"weights": rng.dirichlet(np.ones(24) * 0.3, size=5)},
              expected=lambda i: [attended_cell(w, 4, 6) for w in i["weights"]], compare=exact()),
-    ],
+    ]),
+    kernel_setup=locked_answers_setup(CHECKS_ANSWERS),
     cell_timeout=60,  # graded cells take under 4 s in the fast profile; training cells are skipped
     notebook_timeout=600,
     memory_mb=8192,

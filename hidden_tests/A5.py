@@ -7,6 +7,7 @@ a row of padding: all zeros), `s = sum_j alpha_j h_j`.
 
 import numpy as np
 
+from course_lib.grading.checks.answers import CHECKS_ANSWERS, locked_answers_setup, with_locked_answers
 from course_lib.grading.spec import Assignment, Question, Test, allclose, exact
 
 
@@ -123,7 +124,9 @@ ASSIGNMENT = Assignment(
         Question("mask", "which sentences hold words"),
         Question("classify", "P(y | document) = softmax(V s + b)"),
     ],
-    tests=[
+    # The visible checks' own formulas (`common._additive_scores`, `common._softmax_rows`) are out of reach while a
+    # student's function runs (`answers.call_without_library_answers`): an answer that calls them scores zero.
+    tests=with_locked_answers([
         Test("pool: weights over a padded batch", "pool", 1.0, call=POOL_CALL, inputs=_pool_inputs(4, 7, 5, 3),
              expected=lambda i: attention_pool(i["states"], i["mask"], i["W"], i["b"], i["u"]), compare=_pick(1, "weights")),
         Test("pool: pooled vectors", "pool", 1.0, call=POOL_CALL, inputs=_pool_inputs(3, 6, 4, 8),
@@ -154,7 +157,8 @@ ASSIGNMENT = Assignment(
              inputs=lambda rng: {"document": 2000.0 * rng.normal(size=(3, 6)), "V": rng.normal(size=(4, 6)),
                                  "b": rng.normal(size=4)},
              expected=lambda i: class_probabilities(i["document"], i["V"], i["b"])),
-    ],
+    ]),
+    kernel_setup=locked_answers_setup(CHECKS_ANSWERS),
     references={"attention_pool": attention_pool},
     cell_timeout=60,  # graded cells take under 4 s in the fast profile; training cells are skipped
     notebook_timeout=600,

@@ -950,7 +950,7 @@ def test_a5_pooling_without_an_axis_for_dim_gets_the_weighted_sum_hint():
 # -- A3: the library's own metrics are out of reach (review of 6 Dec 2026) ---------------------------------
 
 
-def _a3_notebook_functions(source):
+def _notebook_functions(source):
     """Functions defined by `source` as a notebook cell defines them (their globals are the cell's namespace)."""
     namespace = {"np": np}
     exec(source, namespace)  # noqa: S102
@@ -994,7 +994,7 @@ def test_a3_word_accuracy_handed_to_the_library_fails_the_check_and_the_hidden_t
 
     original = transliteration.word_accuracy
     try:
-        student = _a3_notebook_functions(A3_DELEGATIONS[how])["word_accuracy"]
+        student = _notebook_functions(A3_DELEGATIONS[how])["word_accuracy"]
         _a3_check_and_hidden_test_refuse(student)
     finally:
         transliteration.word_accuracy = original  # (one case replaces it with a decoy)
@@ -1004,7 +1004,7 @@ def _a3_check_and_hidden_test_refuse(student):
     from course_lib.metrics import transliteration
 
     original = transliteration.word_accuracy
-    with pytest.raises(checks.CheckFailed, match=r"calls course_lib\.metrics\.transliteration\.word_accuracy, the course library's own"):
+    with pytest.raises(checks.CheckFailed, match=r"calls course_lib\.metrics\.transliteration\.word_accuracy, the course's own version"):
         checks.check_word_accuracy(student)
     with pytest.raises(RuntimeError, match="would score zero"):
         _hidden_verdict("A3", "accuracy: 10 words, some with two spellings", word_accuracy=student)
@@ -1013,7 +1013,7 @@ def _a3_check_and_hidden_test_refuse(student):
 
 def test_a3_top_k_and_distance_handed_to_the_library_fail_and_own_answers_pass(capsys):
     A3 = _hidden("A3")
-    delegating = _a3_notebook_functions(
+    delegating = _notebook_functions(
         "from course_lib.metrics.transliteration import edit_distance as distance, top_k_accuracy\n"
         "def my_top_k(candidates, references, k):\n"
         "    return top_k_accuracy(candidates, references, k)\n"
@@ -1028,7 +1028,7 @@ def test_a3_top_k_and_distance_handed_to_the_library_fail_and_own_answers_pass(c
     with pytest.raises(RuntimeError, match="calls course_lib.metrics.transliteration.edit_distance"):
         _hidden_verdict("A3", "distance: Devanagari pairs, empty words, reversals", edit_distance=delegating["my_distance"])
     # answers of one's own, in a notebook that also imported the library (its import is not the offence)
-    own = _a3_notebook_functions(
+    own = _notebook_functions(
         "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
         + "".join(inspect.getsource(getattr(A3, name)) for name in ("word_accuracy", "top_k_accuracy", "edit_distance")))
     checks.check_word_accuracy(own["word_accuracy"])
@@ -1038,3 +1038,32 @@ def test_a3_top_k_and_distance_handed_to_the_library_fail_and_own_answers_pass(c
                        ("edit_distance", "distance: Devanagari pairs, empty words, reversals")):
         assert _hidden_verdict("A3", test, **{name: own[name]})[0], name
     assert "edit_distance: visible checks passed" in capsys.readouterr().out
+
+
+# The visible checks' own formulas answer A1's scores and softmax and A5's class softmax: locked the same way.
+CHECKS_DELEGATIONS = [
+    ("A1", "score: batch of 4, units differ from both state sizes", "attention_scores",
+     "from course_lib.grading.checks.common import _additive_scores\n"
+     "def attention_scores(query, keys, U_att, v_att):\n"
+     "    return _additive_scores(query, keys, U_att, v_att)\n"),
+    ("A1", "softmax: random scores 4x7", "softmax",
+     "def softmax(scores):\n"
+     "    from course_lib.grading import checks\n"
+     "    return checks.common._softmax_rows(scores)\n"),
+    ("A5", "classify: 5 classes", "class_probabilities",
+     "from course_lib.grading.checks.common import _softmax_rows as stable\n"
+     "def class_probabilities(document, V, b):\n"
+     "    return stable(document @ V.T + b)\n"),
+]
+
+
+@pytest.mark.parametrize("assignment_id, test_name, name, source", CHECKS_DELEGATIONS,
+                         ids=[case[2] for case in CHECKS_DELEGATIONS])
+def test_answers_handed_to_the_checks_own_formulas_fail_the_hidden_test(assignment_id, test_name, name, source):
+    from course_lib.grading.checks import common
+
+    student = _notebook_functions(source)[name]
+    assert _hidden_verdict(assignment_id, test_name, **{name: _hidden(assignment_id).__dict__[name]})[0]
+    with pytest.raises(RuntimeError, match=rf"your {name} calls course_lib\.grading\.checks\.common\._"):
+        _hidden_verdict(assignment_id, test_name, **{name: student})
+    assert common._additive_scores.__name__ == "_additive_scores" and common._softmax_rows.__name__ == "_softmax_rows"

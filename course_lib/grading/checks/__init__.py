@@ -7,7 +7,8 @@ that gets no weight, the lecture's worked examples). A failed check raises
 Passing every visible check does not guarantee full marks: the graders'
 hidden tests use other inputs.
 
-One module per assignment, each importing only `common`:
+One module per assignment, each importing only `common` (and `answers`, which
+keeps the course's own answers out of reach while a student's function runs):
 `a1_attention`, `a2_decoder`, `a3_transliteration`, `a4_image_locations`,
 `a5_hierarchical`, and `quiz`. Notebooks use them through this package:
 `from course_lib.grading import checks; checks.check_softmax(softmax)`.

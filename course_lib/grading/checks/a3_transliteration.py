@@ -2,110 +2,19 @@
 
 import numpy as np
 
+from course_lib.grading.checks.answers import call_without_library_answers
 from course_lib.grading.checks.common import CheckFailed, check_close, check_indices, check_shape, _fail, _passed, _rng
 
-# The course library's own versions of three of A3's graded functions, in `course_lib.metrics.transliteration`:
-# a submission that hands the work to them scores zero on those parts (`call_without_library_answers`).
-A3_LIBRARY_ANSWERS = ("word_accuracy", "top_k_accuracy", "edit_distance")
-
-
-def call_without_library_answers(function, call, names=A3_LIBRARY_ANSWERS, error=RuntimeError):
-    """Returns `call()`, which runs the student's `function`, with the library's own answers out of reach.
-
-    The answers are the functions `names` of `course_lib.metrics.transliteration`. `function` uses
-    one when a name it (or a function of the same notebook it calls by name) looks up is bound to it,
-    in its globals or its closure, or when it reaches one through a module during the call: for the
-    call's duration every attribute of a loaded `course_lib` module that holds an answer raises.
-
-    The hidden tests send this function's source into the student's kernel (hidden_tests/A3.py)
-    instead of importing it there, where the submission could patch this module; so it imports
-    what it needs itself.
-
-    Args:
-        function: the student's function.
-        call: a function of no arguments that calls `function` and returns the result.
-        names: the answers, by name.
-        error: the exception class raised when `function` uses one (the visible checks' `CheckFailed`).
-
-    Returns:
-        What `call()` returns.
-
-    Raises:
-        `error`, naming the answer used, when `function` uses one (after the call, whatever it returned).
-    """
-    import importlib
-    import sys
-    import types
-
-    library_name = importlib.import_module("course_lib.metrics.transliteration").__name__
-    used = []
-
-    def answer_name(value):
-        """The answer's name when `value` is one of the library's functions `names`, wherever it is bound (the
-        module's attribute may have been replaced by a decoy), else None."""
-        if not isinstance(value, types.FunctionType):
-            return None
-        return value.__qualname__ if value.__module__ == library_name and value.__qualname__ in names else None
-
-    def look_up(code, namespace, seen):
-        for constant in code.co_consts:  # functions, lambdas and comprehensions defined inside
-            if isinstance(constant, types.CodeType):
-                look_up(constant, namespace, seen)
-        for name in code.co_names:
-            value = namespace.get(name)
-            if answer_name(value):
-                used.append(answer_name(value))
-            elif isinstance(value, types.FunctionType) and value.__globals__ is namespace and id(value) not in seen:
-                seen.add(id(value))  # a helper of the same notebook
-                look_up(value.__code__, namespace, seen)
-
-    if isinstance(function, types.FunctionType):
-        look_up(function.__code__, function.__globals__, {id(function)})
-        for cell in function.__closure__ or ():
-            try:
-                if answer_name(cell.cell_contents):
-                    used.append(answer_name(cell.cell_contents))
-            except ValueError:  # an empty cell
-                pass
-
-    def locked(name):
-        def answer(*args, **kwargs):
-            used.append(name)
-            raise error(f"course_lib.metrics.transliteration.{name} is not available here: write it yourself")
-
-        return answer
-
-    swapped = []
-    for module in list(sys.modules.values()):
-        if not (getattr(module, "__name__", "") or "").startswith("course_lib"):
-            continue
-        for attribute, value in list(vars(module).items()):
-            if answer_name(value):
-                swapped.append((module, attribute, value))
-                setattr(module, attribute, locked(answer_name(value)))
-    try:
-        try:
-            result = call()
-        except Exception:
-            if not used:
-                raise
-            result = None
-    finally:
-        for module, attribute, value in swapped:
-            setattr(module, attribute, value)
-    if used:
-        name = used[0]
-        raise error(f"your {getattr(function, '__name__', 'function')} calls course_lib.metrics.transliteration."
-                    f"{name}, the course library's own version of what this exercise asks for. The exercise is to "
-                    "write it yourself: the grader makes the library's version unavailable, so this answer would "
-                    "score zero.")
-    return result
+# The course library's own versions of three of A3's graded functions: a submission that hands the work to them
+# scores zero on those parts (`answers.call_without_library_answers`).
+A3_LIBRARY_ANSWERS = tuple(f"course_lib.metrics.transliteration.{name}"
+                           for name in ("word_accuracy", "top_k_accuracy", "edit_distance"))
 
 
 def check_word_accuracy(word_accuracy):
     references = [["इंडिया"], ["हिंदी", "हिन्दी"], ["कमल"], ["सिता"]]
-    score = call_without_library_answers(
-        word_accuracy, lambda: word_accuracy(["इंडिया", "हिन्दी", "कमला", "सीता"], references), error=CheckFailed)
+    score = call_without_library_answers(word_accuracy, lambda: word_accuracy(["इंडिया", "हिन्दी", "कमला", "सीता"], references),
+                                         A3_LIBRARY_ANSWERS, error=CheckFailed)
     if not isinstance(score, (float, np.floating)) and not (isinstance(score, (int, np.integer)) and not isinstance(score, bool)):
         _fail(f"word_accuracy should return a number. Received: {score!r}")
     if abs(score - 0.5) > 1e-9:
@@ -123,7 +32,7 @@ def check_top_k_accuracy(top_k_accuracy):
     references = [["कमल"], ["किरन"]]
     candidates = [["कमला", "कमल", "कामल"], ["किरन", "कीरन", "किरण"]]
     first = call_without_library_answers(top_k_accuracy, lambda: top_k_accuracy(candidates, references, 1),
-                                         error=CheckFailed)
+                                         A3_LIBRARY_ANSWERS, error=CheckFailed)
     if abs(first - 0.5) > 1e-9:
         _fail("with k = 1 only the first candidate counts: 1 of 2 words is right.")
     if abs(top_k_accuracy(candidates, references, 2) - 1.0) > 1e-9:
@@ -137,7 +46,8 @@ def check_top_k_accuracy(top_k_accuracy):
 
 def check_edit_distance(edit_distance):
     cases = [("kitten", "sitting", 3), ("", "abc", 3), ("abc", "", 3), ("कमल", "कमल", 0), ("हिंदी", "हिन्दी", 2)]
-    call_without_library_answers(edit_distance, lambda: edit_distance("kitten", "sitting"), error=CheckFailed)
+    call_without_library_answers(edit_distance, lambda: edit_distance("kitten", "sitting"), A3_LIBRARY_ANSWERS,
+                                 error=CheckFailed)
     for a, b, expected in cases:
         got = edit_distance(a, b)
         if got != expected:
