@@ -7,6 +7,9 @@ come from the hidden tests' references, so a check is also shown to pass them.
 
 import importlib.util
 import inspect
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -976,6 +979,18 @@ A3_DELEGATIONS = {
         "metrics.word_accuracy = lambda predictions, references: 0.0\n"
         "def word_accuracy(predictions, references):\n"
         "    return kept(predictions, references)\n"),
+    "bound straight to the graded name": (
+        "from course_lib.metrics.transliteration import word_accuracy\n"),
+    "a default argument": (
+        "from course_lib.metrics import transliteration\n"
+        "def word_accuracy(predictions, references, _implementation=transliteration.word_accuracy):\n"
+        "    return _implementation(predictions, references)\n"),
+    "a functools.partial kept in a list": (
+        "import functools\n"
+        "from course_lib.metrics import transliteration\n"
+        "_kept = [functools.partial(transliteration.word_accuracy)]\n"
+        "def word_accuracy(predictions, references):\n"
+        "    return _kept[0](predictions, references)\n"),
     "through a helper, caught": (
         "from course_lib.metrics.transliteration import word_accuracy as library_accuracy\n"
         "def _score(predictions, references):\n"
@@ -1067,3 +1082,70 @@ def test_answers_handed_to_the_checks_own_formulas_fail_the_hidden_test(assignme
     with pytest.raises(RuntimeError, match=rf"your {name} calls course_lib\.grading\.checks\.common\._"):
         _hidden_verdict(assignment_id, test_name, **{name: student})
     assert common._additive_scores.__name__ == "_additive_scores" and common._softmax_rows.__name__ == "_softmax_rows"
+
+
+def test_a3_an_answer_whose_module_is_first_imported_during_the_call_is_caught():
+    """In the grading kernel nothing imports course_lib.metrics.transliteration before the hidden tests (its cells
+    are skipped): an import inside the student's function was the first, and got the real function."""
+    script = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        from types import SimpleNamespace
+        from course_lib.grading.spec import load_assignment
+        assert "course_lib.metrics.transliteration" not in sys.modules
+        namespace = {}
+        exec("def word_accuracy(predictions, references):\\n"
+             "    from course_lib.metrics.transliteration import word_accuracy as library\\n"
+             "    return library(predictions, references)\\n", namespace)
+        assignment = load_assignment("A3")
+        test = next(t for t in assignment.tests if t.question == "accuracy")
+        environment = {"np": np}
+        exec(assignment.kernel_setup, environment)
+        environment.update(student=SimpleNamespace(**namespace), inputs=test.inputs(np.random.default_rng(0)))
+        try:
+            eval(test.call, environment)
+        except RuntimeError as error:
+            print("REFUSED", error)
+        """
+    )
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                               cwd=REPOSITORY_ROOT)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "REFUSED your word_accuracy calls course_lib.metrics.transliteration.word_accuracy" in completed.stdout
+
+
+def test_a_right_answer_is_not_refused_for_a_name_it_shares_with_a_locked_answer_and_nothing_stays_locked():
+    """The notebook keeps the checks' softmax under the name `softmax` (a scratch cell, say); the student's own
+    answer calls its own helper's `softmax` attribute, and keeps the library's metric for later: all fine."""
+    from course_lib.grading.checks import common
+    from course_lib.metrics import transliteration
+
+    namespace = _notebook_functions(
+        "from course_lib.grading.checks.common import _softmax_rows as softmax\n"
+        "from course_lib.metrics import transliteration\n"
+        "_kept = {}\n"
+        "class Helper:\n"
+        "    @staticmethod\n"
+        "    def softmax(logits):\n"
+        "        shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))\n"
+        "        return shifted / shifted.sum(axis=-1, keepdims=True)\n"
+        "def class_probabilities(document, V, b):\n"
+        "    _kept.setdefault('metric', transliteration.word_accuracy)  # kept, not called\n"
+        "    return Helper.softmax(document @ V.T + b)\n")
+    checks.check_class_probabilities(namespace["class_probabilities"])
+    assert _hidden_verdict("A5", "classify: 5 classes", class_probabilities=namespace["class_probabilities"])[0]
+    assert namespace["_kept"]["metric"](["a"], [["a"]]) == 1.0  # the library's code was put back
+    assert common._softmax_rows(np.zeros((1, 2))).tolist() == [[0.5, 0.5]]
+    assert "_grader_answer_lock" not in vars(transliteration) and "_grader_answer_lock" not in vars(common)
+
+
+def test_a1_visible_checks_refuse_the_checks_own_formulas():
+    namespace = _notebook_functions(
+        "from course_lib.grading.checks.common import _additive_scores as attention_scores, _softmax_rows\n"
+        "def softmax(scores):\n"
+        "    return _softmax_rows(scores)\n")
+    with pytest.raises(checks.CheckFailed, match=r"your softmax calls course_lib\.grading\.checks\.common\._softmax_rows"):
+        checks.check_softmax(namespace["softmax"])
+    with pytest.raises(checks.CheckFailed, match=r"calls course_lib\.grading\.checks\.common\._additive_scores"):
+        checks.check_attention_scores(namespace["attention_scores"])

@@ -288,7 +288,7 @@ WRONG_PARTS = {
 WRONG_PARTS["A3"] = {
     "calls-library-metrics": (
         "hands word accuracy, top-k accuracy and edit distance to the library's own functions (an import under "
-        "another name, an import inside the function, the module's attribute), without the visible checks",
+        "another name, an import inside the function, a default argument), without the visible checks",
         _chain(
             _replace("    return float(np.mean([prediction in accepted for prediction, accepted in zip(predictions, "
                      "references)]))",
@@ -300,9 +300,10 @@ WRONG_PARTS["A3"] = {
                      "    from course_lib.metrics.transliteration import top_k_accuracy\n"
                      "    return top_k_accuracy(candidates, references, k)"),
             _replace("checks.check_top_k_accuracy(top_k_accuracy)", ""),
-            _replace("    previous = list(range(len(b) + 1))",
-                     "    import course_lib.metrics.transliteration\n"
-                     "    return course_lib.metrics.transliteration.edit_distance(a, b)"),
+            _replace("def edit_distance(a, b):\n",
+                     "import course_lib.metrics.transliteration\n\n\n"
+                     "def edit_distance(a, b, _implementation=course_lib.metrics.transliteration.edit_distance):\n"),
+            _replace("    previous = list(range(len(b) + 1))", "    return _implementation(a, b)"),
             _replace("checks.check_edit_distance(edit_distance)", ""),
         ),
     ),

@@ -3,8 +3,9 @@
 Some graded functions have finished versions in the installed course: A3's metrics in
 `course_lib.metrics.transliteration`, and the visible checks' own NumPy formulas (`common._additive_scores`,
 `common._softmax_rows`) for A1's, A4's and A5's scores and softmax. `call_without_library_answers` runs a
-student's function with them locked; the hidden tests send its source into the student's kernel
-(`locked_answers_setup`) and run every call through it (`with_locked_answers`).
+student's function with them locked; the visible checks use it (A3's, and `common._call` for A1, A4 and A5), and
+the hidden tests send its source into the student's kernel (`locked_answers_setup`) and run every call through
+it (`with_locked_answers`).
 """
 
 import dataclasses
@@ -19,17 +20,18 @@ def call_without_library_answers(functions, call, answers, error=RuntimeError):
     """Returns `call()`, which runs the student's `functions`, with the course's own answers out of reach.
 
     The answers are course functions, by dotted name (`"course_lib.metrics.transliteration.word_accuracy"`).
-    A student's function uses one when a name it (or a function of the same notebook it calls by name)
-    looks up is bound to it, in its globals or its closure, wherever the answer is bound (a decoy put in
-    its module's place changes nothing), or when it reaches one through a module during the call: for
-    the call's duration every attribute of a loaded `course_lib` module that holds an answer raises.
+    For the call's duration each answer's code is swapped for code that records the use and raises, so
+    every way to the function object fails alike: any alias, a default argument, a `functools.partial`,
+    a list, a helper, a module imported only inside the call (each answer's module is imported first),
+    and the object kept before a decoy was put in its module's place. Afterwards the code is put back,
+    whatever happened, so nothing stays locked. (A copy of the answer's source is not caught.)
 
     The hidden tests send this function's source into the student's kernel (`locked_answers_setup`)
     instead of importing it there, where the submission could patch this module; so it imports
     what it needs itself.
 
     Args:
-        functions: the student's function, or a list of them.
+        functions: the student's function, or a list of them (named in the message).
         call: a function of no arguments that calls them and returns the result.
         answers: the answers' dotted names.
         error: the exception class raised when a function uses one (the visible checks' `CheckFailed`).
@@ -40,58 +42,43 @@ def call_without_library_answers(functions, call, answers, error=RuntimeError):
     Raises:
         `error`, naming the answer used, when a function uses one (after the call, whatever it returned).
     """
-    import sys
+    import gc
+    import importlib
     import types
 
     functions = functions if isinstance(functions, (list, tuple)) else [functions]
     used = []
 
-    def answer_name(value):
-        """The answer's dotted name when `value` is one of `answers`, else None."""
-        if not isinstance(value, types.FunctionType):
-            return None
-        name = f"{value.__module__}.{value.__qualname__}"
-        return name if name in answers else None
+    def locked_answer(*args, _grader_answer="", **kwargs):
+        # Runs as the answer itself (its globals are the answer's module's, which hold the record below).
+        record = _grader_answer_lock  # noqa: F821
+        record["used"].append(_grader_answer)
+        raise record["error"](f"{_grader_answer} is not available here: write it yourself")
 
-    def look_up(code, namespace, seen):
-        for constant in code.co_consts:  # functions, lambdas and comprehensions defined inside
-            if isinstance(constant, types.CodeType):
-                look_up(constant, namespace, seen)
-        for name in code.co_names:
-            value = namespace.get(name)
-            if answer_name(value):
-                used.append(answer_name(value))
-            elif isinstance(value, types.FunctionType) and value.__globals__ is namespace and id(value) not in seen:
-                seen.add(id(value))  # a helper of the same notebook
-                look_up(value.__code__, namespace, seen)
-
-    for function in functions:
-        if not isinstance(function, types.FunctionType):
-            continue
-        look_up(function.__code__, function.__globals__, {id(function)})
-        for cell in function.__closure__ or ():
-            try:
-                if answer_name(cell.cell_contents):
-                    used.append(answer_name(cell.cell_contents))
-            except ValueError:  # an empty cell
-                pass
-
-    def locked(name):
-        def answer(*args, **kwargs):
-            used.append(name)
-            raise error(f"{name} is not available here: write it yourself")
-
-        return answer
+    def original(dotted):
+        """The answer's function object: its module's attribute, or, when that was replaced, the function of that
+        module and name wherever it is kept."""
+        module_name, _, name = dotted.rpartition(".")
+        module = importlib.import_module(module_name)
+        value = getattr(module, name, None)
+        if not (isinstance(value, types.FunctionType) and value.__module__ == module_name and value.__qualname__ == name):
+            value = next((candidate for candidate in gc.get_objects() if isinstance(candidate, types.FunctionType)
+                          and candidate.__module__ == module_name and candidate.__qualname__ == name
+                          and candidate.__globals__ is vars(module)), None)
+        return value
 
     swapped = []
-    for module in list(sys.modules.values()):
-        if not (getattr(module, "__name__", "") or "").startswith("course_lib"):
-            continue
-        for attribute, value in list(vars(module).items()):
-            if answer_name(value):
-                swapped.append((module, attribute, value))
-                setattr(module, attribute, locked(answer_name(value)))
     try:
+        for dotted in answers:
+            function = original(dotted)
+            if function is None:
+                continue
+            namespace = function.__globals__
+            swapped.append((function, function.__code__, function.__kwdefaults__, namespace,
+                            namespace.get("_grader_answer_lock")))
+            namespace["_grader_answer_lock"] = {"used": used, "error": error}
+            function.__code__ = locked_answer.__code__
+            function.__kwdefaults__ = {"_grader_answer": dotted}
         try:
             result = call()
         except Exception:
@@ -99,12 +86,15 @@ def call_without_library_answers(functions, call, answers, error=RuntimeError):
                 raise
             result = None
     finally:
-        for module, attribute, value in swapped:
-            setattr(module, attribute, value)
+        for function, code, kwdefaults, namespace, lock in reversed(swapped):
+            function.__code__, function.__kwdefaults__ = code, kwdefaults
+            if lock is None:
+                namespace.pop("_grader_answer_lock", None)
+            else:
+                namespace["_grader_answer_lock"] = lock
     if used:
-        name = used[0]
         names = " or ".join(getattr(function, "__name__", "function") for function in functions)
-        raise error(f"your {names} calls {name}, the course's own version of what this exercise asks for. The "
+        raise error(f"your {names} calls {used[0]}, the course's own version of what this exercise asks for. The "
                     "exercise is to write it yourself: the grader makes the course's version unavailable, so this "
                     "answer would score zero.")
     return result

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 
+from course_lib.grading.checks.answers import CHECKS_ANSWERS, call_without_library_answers
 
 NEGATIVE_SCORE = -1e9
 
@@ -122,10 +123,11 @@ def _call(function, arguments, received, hint, broadcast_hint=BROADCAST_HINT):
     `received` describes the arguments' shapes, `hint` which axis should meet which. Arrays that
     could not be broadcast get `broadcast_hint` instead (by default `BROADCAST_HINT`: the matrices
     met, the sum's axes did not), unless the error came from another of the student's functions that
-    this one calls: the message then names it, since its own check says more.
+    this one calls: the message then names it, since its own check says more. The checks' own
+    formulas below are locked during the call (`answers.CHECKS_ANSWERS`), as in the hidden tests.
     """
     try:
-        return function(*arguments)
+        return call_without_library_answers(function, lambda: function(*arguments), CHECKS_ANSWERS, error=CheckFailed)
     except ValueError as error:
         if "could not be broadcast together with shapes" in str(error):  # an addition, not a matmul ("remapped")
             inner = _raised_in(error)
