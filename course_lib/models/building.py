@@ -61,7 +61,7 @@ class BuildsSublayers:
         """
         if keras.backend.backend() == "tensorflow":
             replicas = self.distribute_strategy.num_replicas_in_sync
-            per_execution = int(getattr(self, "steps_per_execution", 1) or 1)
+            per_execution = steps_per_execution(self)
             if replicas > 1 and per_execution > 1:
                 raise ValueError(
                     "Compile a model trained under a strategy with several replicas with steps_per_execution=1: "
@@ -139,6 +139,11 @@ class BuildsSublayers:
 
     def build_from_config(self, config):
         self.build()
+
+
+def steps_per_execution(model):
+    """The training steps `model` runs per execution (`compile(steps_per_execution=...)`; 1 when not set)."""
+    return int(getattr(model, "steps_per_execution", 1) or 1)
 
 
 def every_layer_built(model):

@@ -5,7 +5,7 @@ import time
 
 import keras
 
-from course_lib.models.building import build_from_spec
+from course_lib.models.building import build_from_spec, steps_per_execution
 from course_lib.training.devices import warn_if_gpu_unused
 
 
@@ -77,7 +77,7 @@ def fit_steps(model, dataset, steps, report_every=250, verbose=2, callbacks=(), 
     steps, report_every = int(steps), int(report_every)
     report_every = min(report_every, steps)
     epochs, remainder = divmod(steps, report_every)
-    per_execution = int(getattr(model, "steps_per_execution", 1) or 1)
+    per_execution = steps_per_execution(model)
     if report_every % per_execution or remainder % per_execution:
         # Keras would round each fit up to whole executions and train more than `steps`.
         raise ValueError(

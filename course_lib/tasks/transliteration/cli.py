@@ -160,7 +160,7 @@ def _evaluate_command(args):
                             f"--model {str(args.model[0])!r}", f"--rerank-with {str(args.rerank_with[0])!r}")
         if rerank_weight is None:
             rerank_weight = equal_votes_weight(model, reranker)
-    for folder in [*args.model, *(args.rerank_with or [])]:  # a member or a reranker trained on the test file
+    for folder in [*args.model, *(args.rerank_with or [])] if args.test else []:  # one trained on the test file
         warn_if_training_file(read_state(folder).get("train_file"), args.test, "--test",
                               f"the figures measure memorisation by {str(folder)!r}, not how the model does on words "
                               "it has not seen")

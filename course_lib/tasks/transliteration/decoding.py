@@ -102,9 +102,10 @@ def evaluate(model, source_vocab, target_vocab, pairs, beam_width=1, length_pena
     words, references = test_items(pairs, target_vocab, direction)
     letters = [letter for word in source_vocab.tokenize(words) for letter in word]
     unknown = unknown_tokens(source_vocab, letters)
-    if letters and len(unknown) / len(letters) > UNLIKE_DATA_SHARE:
+    share = len(unknown) / len(letters) if letters else 0.0
+    if share > UNLIKE_DATA_SHARE:
         shown = "".join(sorted(set(unknown)))
-        warnings.warn(f"{len(unknown) / len(letters):.1%} of the test words' letters are not in the model's alphabet "
+        warnings.warn(f"{share:.1%} of the test words' letters are not in the model's alphabet "
                       f"({len(unknown)} of {len(letters)}, e.g. {shown[:20]!r}; it reads them as <unk>): the figures "
                       "measure words unlike its training words, not the model.")
     started = time.perf_counter()

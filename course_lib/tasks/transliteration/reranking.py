@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 
-from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind
+from course_lib.tasks.transliteration.runs import kind_name, load_alike, saved_kind, tokens_lacking
 
 
 RERANKER_KINDS = ("channel", "right-to-left")
@@ -97,10 +97,9 @@ def check_reranker_fits(reranker, source_vocab, target_vocab, direction="roman-n
                      else (reranker.source_vocab, reranker.target_vocab))
     missing = []
     for side, ours, theirs in (("roman", source_vocab, roman), ("Devanagari", target_vocab, native)):
-        lacking = [token for token in ours.tokens if token not in set(theirs.tokens)]
-        if lacking:
-            shown = "".join(lacking[:20]) + ("..." if len(lacking) > 20 else "")
-            missing.append(f"{len(lacking)} {side} letters of {model_name} ({shown!r})")
+        count, shown = tokens_lacking(ours.tokens, theirs.tokens)
+        if count:
+            missing.append(f"{count} {side} letters of {model_name} ({shown!r})")
     if missing:
         raise ValueError(
             "A reranker must know the letters of the model whose candidates it scores (train both on the same "

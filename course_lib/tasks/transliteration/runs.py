@@ -243,6 +243,14 @@ def train(config, train_pairs, valid_pairs=None, out_dir=None, verbose=2, train_
     }
 
 
+def tokens_lacking(tokens, other_tokens):
+    """`(count, shown)`: how many of `tokens` are not among `other_tokens`, and the first 20 of them joined (with
+    "..." after them when there are more), for a message."""
+    others = set(other_tokens)
+    lacking = [token for token in tokens if token not in others]
+    return len(lacking), "".join(lacking[:20]) + ("..." if len(lacking) > 20 else "")
+
+
 def vocabulary_difference(side, tokens, other_tokens, name, other_name):
     """What differs between two vocabularies' token lists, for a message; None when they are the same.
 
@@ -253,10 +261,9 @@ def vocabulary_difference(side, tokens, other_tokens, name, other_name):
         return None
     only = []
     for where, these, those in ((name, tokens, other_tokens), (other_name, other_tokens, tokens)):
-        letters = [token for token in these if token not in set(those)]
-        if letters:
-            shown = "".join(letters[:20]) + ("..." if len(letters) > 20 else "")
-            only.append(f"{len(letters)} only in {where} ({shown!r})")
+        count, shown = tokens_lacking(these, those)
+        if count:
+            only.append(f"{count} only in {where} ({shown!r})")
     return f"{side}: " + (", ".join(only) if only else "the same ones in another order (other ids)")
 
 
